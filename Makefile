@@ -1,0 +1,39 @@
+# agx: the two commands. Both install what is missing (tools/bootstrap), configure and build.
+#   make demo    short agx-bench comparison on this machine: table on stdout, CSV + plot in build/demo/
+#   make check   every test (ctest), closing with ctest's summary
+BUILD ?= build
+NP ?= 4
+JOBS ?= 2
+CTEST_ARGS ?= -LE long
+
+.PHONY: all deps build demo check check-long install clean
+
+all: build
+
+deps:
+	@tools/bootstrap
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.openmpi
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@mkdir -p $(BUILD)/demo
+	tools/agxrun -n $(NP) $(BUILD)/bin/agx-bench allgather \
+	  -a native,ring,bruck,recursive_doubling,neighbor_exchange,gather_bcast \
+	  -m 8:256K -i 50 -x 5 -c --csv $(BUILD)/demo/allgather.csv --json $(BUILD)/demo/allgather.json
+	tools/agx-plot $(BUILD)/demo/allgather.csv $(BUILD)/demo/allgather.png
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j 1 $(CTEST_ARGS)
+
+check-long: build
+	cd $(BUILD) && ctest --output-on-failure -j 1
+
+install: build
+	cmake --install $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

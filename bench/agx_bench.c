@@ -1,0 +1,431 @@
+/*
+ * agx-bench: OSU-style micro-benchmark of agx's algorithms against each other and the
+ * MPI library's own collective.
+ *
+ *   agx-bench allgather|allgatherv [-a ALG[,ALG...]] [-m MIN:MAX] [-i ITERS] [-x WARMUP]
+ *             [-c] [--dist uniform|linear] [--csv FILE] [--json FILE] [-q]
+ *   agx-bench --list
+ *
+ * Size is the bytes each process contributes (OSU's convention), MPI_BYTE data.
+ * Timing (ReproMPI's definition): ranks meet in MPI_Barrier before every iteration; an
+ * iteration's time is the maximum over ranks of the local time of the call; the report
+ * gives avg, min, max, p50 and p99 of those iteration times. -c fills new data before
+ * every iteration and checks every result (outside the timed region).
+ * Counters (messages and bytes sent, local / non-local) are per call, maximum over ranks;
+ * the `native` algorithm's traffic is invisible to agx and reported as "-" (JSON null).
+ */
+#include "agx.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_ALGS 32
+
+typedef struct {
+    agx_op op;
+    char *algs[MAX_ALGS];
+    int nalgs;
+    long long min_bytes, max_bytes;
+    int iters, warmup, check, quiet;
+    int dist_linear;
+    const char *csv, *json;
+} options;
+
+typedef struct {
+    char alg[64];
+    long long bytes;
+    double avg, min, max, p50, p99;
+    int validated;
+    int counted;
+    unsigned long long ml, mn, bl, bn;
+} record;
+
+static int rank, nprocs;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: agx-bench allgather|allgatherv [options]\n"
+            "       agx-bench --list\n"
+            "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
+            "                which honours AGX_<OP>_ALGORITHM)\n"
+            "  -m MIN:MAX    bytes per process, doubling (K and M suffixes; default 8:1M)\n"
+            "  -i N          measured iterations per size (default 100)\n"
+            "  -x N          warm-up iterations per size (default 10)\n"
+            "  -c            validate every result\n"
+            "  --dist D      allgatherv counts: uniform (default) or linear (rank i gets\n"
+            "                2(i+1)/(p+1) of the size)\n"
+            "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
+            "  --json FILE   the same records as a JSON array\n"
+            "  -q            no progress line\n"
+            "  --list        every registered algorithm with its description\n");
+}
+
+static long long parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*end == 'k' || *end == 'K')
+        v *= 1024;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1024 * 1024;
+    else if (*end == 'g' || *end == 'G')
+        v *= 1024.0 * 1024 * 1024;
+    return (long long)v;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->min_bytes = 8;
+    o->max_bytes = 1 << 20;
+    o->iters = 100;
+    o->warmup = 10;
+    if (argc < 2)
+        return -1;
+    if (!strcmp(argv[1], "allgather"))
+        o->op = AGX_OP_ALLGATHER;
+    else if (!strcmp(argv[1], "allgatherv"))
+        o->op = AGX_OP_ALLGATHERV;
+    else
+        return -1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-c"))
+            o->check = 1;
+        else if (!strcmp(a, "-q"))
+            o->quiet = 1;
+        else if (v && !strcmp(a, "-a")) {
+            char *dup = strdup(v), *save = NULL;
+            for (char *t = strtok_r(dup, ",", &save); t && o->nalgs < MAX_ALGS; t = strtok_r(NULL, ",", &save))
+                o->algs[o->nalgs++] = strdup(t);
+            free(dup);
+            i++;
+        } else if (v && !strcmp(a, "-m")) {
+            const char *colon = strchr(v, ':');
+            if (colon) {
+                o->min_bytes = parse_size(v);
+                o->max_bytes = parse_size(colon + 1);
+            } else {
+                o->max_bytes = parse_size(v);
+            }
+            i++;
+        } else if (v && !strcmp(a, "-i")) {
+            o->iters = atoi(v);
+            i++;
+        } else if (v && !strcmp(a, "-x")) {
+            o->warmup = atoi(v);
+            i++;
+        } else if (v && !strcmp(a, "--dist")) {
+            o->dist_linear = !strcmp(v, "linear");
+            i++;
+        } else if (v && !strcmp(a, "--csv")) {
+            o->csv = v;
+            i++;
+        } else if (v && !strcmp(a, "--json")) {
+            o->json = v;
+            i++;
+        } else {
+            return -1;
+        }
+    }
+    if (o->nalgs == 0)
+        o->algs[o->nalgs++] = strdup("auto");
+    if (o->iters < 1 || o->min_bytes < 0 || o->max_bytes < o->min_bytes)
+        return -1;
+    return 0;
+}
+
+static void list_algorithms(void)
+{
+    static const char *kinds[] = {"intra-communicator", "inter-communicator"};
+    for (int op = 0; op < AGX_OP_LAST; op++)
+        for (int k = 0; k < AGX_KIND_LAST; k++) {
+            int n = agx_algorithm_count((agx_op)op, (agx_kind)k);
+            if (!n)
+                continue;
+            printf("%s (%s):\n", agx_op_name((agx_op)op), kinds[k]);
+            for (int i = 0; i < n; i++) {
+                const char *name, *desc;
+                agx_algorithm_info((agx_op)op, (agx_kind)k, i, &name, &desc);
+                printf("  %-20s %s\n", name, desc);
+            }
+        }
+}
+
+static unsigned char pattern(int src, long long j, int iter)
+{
+    return (unsigned char)(src * 131 + j * 7 + iter * 13 + 1);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Per-rank counts for this size. */
+static void make_counts(const options *o, long long bytes, int *counts, int *displs)
+{
+    long long off = 0;
+    for (int i = 0; i < nprocs; i++) {
+        counts[i] = o->dist_linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
+        displs[i] = (int)off;
+        off += counts[i];
+    }
+}
+
+static int run_one(MPI_Comm comm, const options *o, const char *alg, long long bytes, record *rec,
+                   double *times, double *tmax)
+{
+    int *counts = malloc(sizeof(int) * nprocs), *displs = malloc(sizeof(int) * nprocs);
+    make_counts(o, bytes, counts, displs);
+    long long total = (long long)displs[nprocs - 1] + counts[nprocs - 1];
+    int mine = counts[rank];
+    unsigned char *sbuf = malloc(mine ? mine : 1), *rbuf = malloc(total ? total : 1);
+    int ok = 1, rc = MPI_SUCCESS;
+
+    rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") ? alg : NULL);
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+    for (int it = -o->warmup; it < o->iters; it++) {
+        if (it == 0)
+            agx_stats_reset();
+        if (o->check) {
+            for (int j = 0; j < mine; j++)
+                sbuf[j] = pattern(rank, j, it);
+            memset(rbuf, 0xEE, total);
+        }
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        if (o->op == AGX_OP_ALLGATHER)
+            rc = agx_allgather(sbuf, mine, MPI_BYTE, rbuf, mine, MPI_BYTE, comm);
+        else
+            rc = agx_allgatherv(sbuf, mine, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, comm);
+        double t = MPI_Wtime() - t0;
+        if (rc != MPI_SUCCESS)
+            break;
+        if (it >= 0)
+            times[it] = t;
+        if (o->check)
+            for (int i = 0; i < nprocs && ok; i++)
+                for (long long j = 0; j < counts[i]; j++)
+                    if (rbuf[displs[i] + j] != pattern(i, j, it)) {
+                        fprintf(stderr, "agx-bench: rank %d: %s %s %lld B: wrong byte %lld of block %d "
+                                "at iteration %d\n", rank, agx_op_name(o->op), alg, bytes, j, i, it);
+                        ok = 0;
+                        break;
+                    }
+    }
+    if (rc != MPI_SUCCESS)
+        goto fn_exit;
+
+    agx_stats st;
+    agx_stats_get(&st);
+    unsigned long long c[4] = {st.msgs_local, st.msgs_nonlocal, st.bytes_local, st.bytes_nonlocal}, cm[4];
+    MPI_Reduce(c, cm, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, comm);
+    MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    int okall;
+    MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, comm);
+    const char *ran;
+    agx_comm_last_algorithm(comm, o->op, &ran);
+    snprintf(rec->alg, sizeof rec->alg, "%s", ran);
+    rec->bytes = bytes;
+    rec->validated = o->check && okall;
+    rec->counted = strcmp(ran, "native") != 0;
+    rec->ml = cm[0] / o->iters;
+    rec->mn = cm[1] / o->iters;
+    rec->bl = cm[2] / o->iters;
+    rec->bn = cm[3] / o->iters;
+    if (rank == 0) {
+        double sum = 0;
+        for (int i = 0; i < o->iters; i++)
+            sum += tmax[i];
+        qsort(tmax, o->iters, sizeof(double), cmp_double);
+        rec->avg = sum / o->iters * 1e6;
+        rec->min = tmax[0] * 1e6;
+        rec->max = tmax[o->iters - 1] * 1e6;
+        rec->p50 = tmax[(o->iters - 1) / 2] * 1e6;
+        rec->p99 = tmax[(int)ceil(0.99 * o->iters) - 1] * 1e6;
+    }
+    if (o->check && !okall)
+        rc = MPI_ERR_OTHER;
+fn_exit:
+    free(sbuf);
+    free(rbuf);
+    free(counts);
+    free(displs);
+    return rc;
+}
+
+static void fmt_counts(char *buf, size_t n, const record *r, int bytes)
+{
+    if (!r->counted)
+        snprintf(buf, n, "-");
+    else if (bytes)
+        snprintf(buf, n, "%llu/%llu", r->bl, r->bn);
+    else
+        snprintf(buf, n, "%llu/%llu", r->ml, r->mn);
+}
+
+static void write_csv(const char *path, const options *o, const record *r, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
+               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", agx_op_name(o->op), r[i].alg,
+                nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min, r[i].max, r[i].p50, r[i].p99,
+                r[i].validated ? "true" : "false");
+        if (r[i].counted)
+            fprintf(f, "%llu,%llu,%llu,%llu\n", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
+        else
+            fprintf(f, ",,,\n");
+    }
+    fclose(f);
+}
+
+static void write_json(const char *path, const options *o, const record *r, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return;
+    }
+    fprintf(f, "[\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "  {\"op\": \"%s\", \"algorithm\": \"%s\", \"nprocs\": %d, \"bytes\": %lld, "
+                   "\"iterations\": %d, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                   "\"p50_us\": %.3f, \"p99_us\": %.3f, \"validated\": %s, ",
+                agx_op_name(o->op), r[i].alg, nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min,
+                r[i].max, r[i].p50, r[i].p99, r[i].validated ? "true" : "false");
+        if (r[i].counted)
+            fprintf(f, "\"msgs_local\": %llu, \"msgs_nonlocal\": %llu, \"bytes_local\": %llu, "
+                       "\"bytes_nonlocal\": %llu}", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
+        else
+            fprintf(f, "\"msgs_local\": null, \"msgs_nonlocal\": null, \"bytes_local\": null, "
+                       "\"bytes_nonlocal\": null}");
+        fprintf(f, "%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(f, "]\n");
+    fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    if (argc >= 2 && !strcmp(argv[1], "--list")) {
+        list_algorithms();
+        return 0;
+    }
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (parse_args(argc, argv, &o) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    agx_stats_enable(1);
+
+    int nsizes = 0;
+    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1)
+        nsizes++;
+    int nrec = 0, failed = 0, total = nsizes * o.nalgs;
+    record *recs = calloc((size_t)total, sizeof(record));
+    double *times = malloc(sizeof(double) * o.iters), *tmax = malloc(sizeof(double) * o.iters);
+    double start = MPI_Wtime();
+    int progress = 0;
+
+    if (rank == 0) {
+        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(ver, &len);
+        char *nl = strchr(ver, '\n');
+        if (nl)
+            *nl = '\0';
+        printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s\n",
+               agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
+               o.op == AGX_OP_ALLGATHERV ? (o.dist_linear ? "  dist=linear" : "  dist=uniform") : "");
+        printf("# MPI: %s\n", ver);
+        printf("# time per call in us: max over ranks of the local time, barrier before each "
+               "iteration; Size = bytes per process\n");
+        printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
+               "(same node / other node); '-' = not visible (native)\n");
+        printf("%-10s %-20s %10s %10s %10s %10s %10s %6s %8s %10s %16s %6s\n", "# Size", "Algorithm",
+               "Avg(us)", "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters", "Speedup",
+               "Msgs(l/nl)", "Bytes(l/nl)", "Check");
+        fflush(stdout);
+    }
+    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
+        double first = 0;
+        for (int a = 0; a < o.nalgs; a++) {
+            record *r = &recs[nrec];
+            int rc = run_one(comm, &o, o.algs[a], b, r, times, tmax);
+            if (rc != MPI_SUCCESS) {
+                if (rank == 0) {
+                    char msg[MPI_MAX_ERROR_STRING];
+                    int len;
+                    MPI_Error_string(rc, msg, &len);
+                    fprintf(stderr, "agx-bench: %s %s %lld B failed: %s\n", agx_op_name(o.op),
+                            o.algs[a], b, msg);
+                }
+                failed = 1;
+                if (!o.check || rc != MPI_ERR_OTHER)
+                    goto done;
+            }
+            nrec++;
+            if (rank == 0) {
+                if (a == 0)
+                    first = r->avg;
+                char ms[32], bs[48];
+                fmt_counts(ms, sizeof ms, r, 0);
+                fmt_counts(bs, sizeof bs, r, 1);
+                if (progress) {
+                    fprintf(stderr, "\r%60s\r", "");
+                }
+                printf("%-10lld %-20s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %10s %16s %6s\n", b,
+                       r->alg, r->avg, r->min, r->max, r->p50, r->p99, o.iters,
+                       r->avg > 0 ? first / r->avg : 0.0, ms, bs,
+                       o.check ? (r->validated ? "ok" : "FAIL") : "-");
+                fflush(stdout);
+                if (!o.quiet && MPI_Wtime() - start > 3.0) {
+                    fprintf(stderr, "agx-bench: %d/%d done (%lld B, %s), %.0f s", nrec, total, b,
+                            r->alg, MPI_Wtime() - start);
+                    progress = 1;
+                }
+            }
+        }
+    }
+done:
+    if (rank == 0) {
+        if (progress)
+            fprintf(stderr, "\n");
+        if (o.csv)
+            write_csv(o.csv, &o, recs, nrec);
+        if (o.json)
+            write_json(o.json, &o, recs, nrec);
+    }
+    free(recs);
+    free(times);
+    free(tmax);
+    for (int a = 0; a < o.nalgs; a++)
+        free(o.algs[a]);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * Neighbour-exchange allgather / allgatherv (Chen et al. 2005; Open MPI's "neighbor",
+ * the NEX of seed 004), src/patterns/neighbor_exchange.c.
+ *
+ * Steps (p even): step 0 swaps blocks inside the pairs (2i, 2i+1); steps 1..p/2-1 each
+ * send to one neighbour, alternately left and right, the two blocks received in the
+ * previous step. Declared AGX_R_EVEN_P with fallback `ring`, as Open MPI does for odd p.
+ * Cost = (p/2).alpha + n.((p-1)/p).beta
+ * Memory requirements: none beyond the receive buffer.
+ */
+#include "agx_internal.h"
+
+int agx_allgather_intra_neighbor_exchange(const agx_args *a)
+{
+    int rc = agx_copy_own_block(a);
+    return rc != MPI_SUCCESS ? rc : agx_run_schedule(a, agx_nex_nsteps, agx_nex_step);
+}

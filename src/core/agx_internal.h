@@ -1,0 +1,141 @@
+/* Internal interfaces shared by src/core and src/coll. Nothing here is public. */
+#ifndef AGX_INTERNAL_H
+#define AGX_INTERNAL_H
+
+#include "agx.h"
+#include "patterns.h"
+
+#include <mpi.h>
+
+/* ---- block layout ---------------------------------------------------------------------
+ * The receive buffer of allgather and allgatherv seen the same way: block i is
+ * count(i) elements of `type` at buf + displ(i) * extent. counts == NULL means the
+ * regular layout of allgather (count ucount, displ i * ucount). Every intra algorithm
+ * is written once against this layout and so serves both operations. */
+typedef struct {
+    char *buf;
+    MPI_Datatype type;
+    MPI_Aint extent;
+    int type_size;
+    int p;
+    int ucount;
+    const int *counts;
+    const int *displs;
+} agx_blocks;
+
+static inline int agx_blk_count(const agx_blocks *b, int i)
+{
+    return b->counts ? b->counts[i] : b->ucount;
+}
+static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
+{
+    return b->counts ? (MPI_Aint)b->displs[i] : (MPI_Aint)i * b->ucount;
+}
+
+typedef struct agx_ctx agx_ctx;
+
+/* Everything an algorithm needs for one call. */
+typedef struct {
+    agx_op op;
+    agx_ctx *ctx;
+    MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
+    MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
+    int rank, p;
+    agx_blocks blk;       /* receive layout */
+    /* the call's own arguments, as the user gave them */
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    long long total_bytes; /* bytes of the gathered result */
+} agx_args;
+
+typedef int (*agx_coll_fn)(const agx_args *a);
+
+/* ---- registry ------------------------------------------------------------------------- */
+/* Restrictions an algorithm declares; the selector checks them before running it. */
+enum {
+    AGX_R_EVEN_P = 1u << 0, /* needs an even number of processes */
+    AGX_R_POW2 = 1u << 1,   /* needs a power-of-two number of processes */
+};
+
+typedef struct {
+    int id;
+    const char *name;
+    const char *desc;
+    unsigned restrictions;
+    const char *fallback;       /* used when restrictions fail; NULL: the default rule */
+    agx_coll_fn fn[AGX_OP_LAST]; /* NULL: the algorithm does not serve that op */
+} agx_alg;
+
+/* The table of a communicator kind (src/coll/coll_table.c). */
+const agx_alg *agx_table(agx_kind kind, int *n);
+/* Index of `name` among the algorithms of (op, kind), or -1. */
+int agx_alg_find(agx_op op, agx_kind kind, const char *name);
+const agx_alg *agx_alg_get(agx_kind kind, int index);
+/* Comma-separated names valid for (op, kind), into buf. */
+void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len);
+/* NULL when `alg` may run on this call, else why not. */
+const char *agx_alg_violation(const agx_alg *alg, const agx_args *a);
+
+/* ---- per-communicator context (MPI attribute caching) ---------------------------------- */
+enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
+
+struct agx_ctx {
+    MPI_Comm user;
+    MPI_Comm pcomm;            /* private duplicate, MPI_COMM_NULL until first collective */
+    agx_kind kind;
+    int rank, p;
+    int forced[AGX_OP_LAST];   /* table index, -1: none */
+    int env_forced[AGX_OP_LAST];
+    char *env_bad[AGX_OP_LAST]; /* unknown name from the environment, reported at first call */
+    int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
+    int warned[AGX_OP_LAST];
+    int fallback_policy;
+    int *node_of;              /* rank -> node id (smallest rank of its node), NULL until needed */
+    struct agx_ctx *prev, *next;
+};
+
+/* The context of comm, created (locally, no communication) on first use. */
+int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
+/* Collective set-up done at the first collective call: private communicator, and the
+ * node map when counters are on. Every rank of comm calls it at the same call. */
+int agx_ctx_setup(agx_ctx *ctx);
+
+/* ---- selection ------------------------------------------------------------------------- */
+/* Choose the algorithm for this call (table index), or an error code after raising. */
+int agx_select(agx_args *a, int *index);
+
+/* ---- errors ---------------------------------------------------------------------------- */
+/* Raise an error of MPI class `cls` with a message through comm's error handler
+ * (MPI_COMM_WORLD's for MPI_COMM_NULL); returns the code to give back to the caller. */
+int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Pass an error code from an MPI call through comm's error handler. */
+int agx_raise_code(MPI_Comm comm, int code);
+
+/* ---- counters -------------------------------------------------------------------------- */
+void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes);
+
+/* ---- schedule engine ------------------------------------------------------------------- */
+/* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */
+int agx_copy_own_block(const agx_args *a);
+/* Run a schedule from src/patterns over the receive layout. */
+int agx_run_schedule(const agx_args *a, agx_nsteps_fn nsteps, agx_step_fn step);
+/* Send / receive a block set (counted). */
+int agx_send_set(const agx_args *a, const agx_blockset *s, int peer);
+int agx_recv_set(const agx_args *a, const agx_blockset *s, int peer);
+int agx_irecv_set(const agx_args *a, const agx_blockset *s, int peer, MPI_Request *req,
+                  MPI_Datatype *owned);
+
+/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role). */
+int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
+                  MPI_Datatype dtype);
+
+#define AGX_TAG 0x6167 /* on agx's private communicator only */
+
+#endif

@@ -1,0 +1,176 @@
+/*
+ * Per-communicator context, cached on the user's communicator with MPI attribute
+ * caching: created on first use, freed by the attribute's delete callback when the
+ * communicator is freed. Contexts still alive at MPI_Finalize are freed by a delete
+ * callback on MPI_COMM_SELF, which MPI_Finalize runs first.
+ */
+#include "agx_internal.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int comm_keyval = MPI_KEYVAL_INVALID;
+static int self_keyval = MPI_KEYVAL_INVALID;
+static agx_ctx *live;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ctx_free(agx_ctx *ctx)
+{
+    pthread_mutex_lock(&lock);
+    if (ctx->prev)
+        ctx->prev->next = ctx->next;
+    else
+        live = ctx->next;
+    if (ctx->next)
+        ctx->next->prev = ctx->prev;
+    pthread_mutex_unlock(&lock);
+    if (ctx->pcomm != MPI_COMM_NULL)
+        MPI_Comm_free(&ctx->pcomm);
+    for (int op = 0; op < AGX_OP_LAST; op++)
+        free(ctx->env_bad[op]);
+    free(ctx->node_of);
+    free(ctx);
+}
+
+static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    ctx_free(val);
+    return MPI_SUCCESS;
+}
+
+static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)val;
+    (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        agx_ctx *ctx = live;
+        pthread_mutex_unlock(&lock);
+        if (!ctx)
+            break;
+        MPI_Comm_delete_attr(ctx->user, comm_keyval); /* runs comm_delete */
+    }
+    MPI_Comm_free_keyval(&comm_keyval);
+    MPI_Comm_free_keyval(&self_keyval);
+    comm_keyval = self_keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+static int keyvals_create(void)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&lock);
+    if (comm_keyval == MPI_KEYVAL_INVALID) {
+        rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static const char *env_name[AGX_OP_LAST] = {
+    [AGX_OP_ALLGATHER] = "AGX_ALLGATHER_ALGORITHM",
+    [AGX_OP_ALLGATHERV] = "AGX_ALLGATHERV_ALGORITHM",
+};
+
+static int fallback_from_env(void)
+{
+    const char *s = getenv("AGX_FALLBACK");
+    if (s && !strcasecmp(s, "error"))
+        return AGX_FALLBACK_ERROR;
+    if (s && !strcasecmp(s, "silent"))
+        return AGX_FALLBACK_SILENT;
+    return AGX_FALLBACK_WARN;
+}
+
+int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
+{
+    int rc, found = 0, inter = 0;
+    void *val;
+    if ((rc = keyvals_create()) != MPI_SUCCESS)
+        return rc;
+    if ((rc = MPI_Comm_get_attr(comm, comm_keyval, &val, &found)) != MPI_SUCCESS)
+        return rc;
+    if (found) {
+        *out = val;
+        return MPI_SUCCESS;
+    }
+    agx_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return MPI_ERR_NO_MEM;
+    ctx->user = comm;
+    ctx->pcomm = MPI_COMM_NULL;
+    MPI_Comm_test_inter(comm, &inter);
+    ctx->kind = inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
+    MPI_Comm_rank(comm, &ctx->rank);
+    MPI_Comm_size(comm, &ctx->p);
+    ctx->fallback_policy = fallback_from_env();
+    for (int op = 0; op < AGX_OP_LAST; op++) {
+        ctx->forced[op] = ctx->env_forced[op] = ctx->last[op] = -1;
+        const char *e = getenv(env_name[op]);
+        if (e && *e && strcasecmp(e, "auto") != 0) {
+            ctx->env_forced[op] = agx_alg_find((agx_op)op, ctx->kind, e);
+            if (ctx->env_forced[op] < 0)
+                ctx->env_bad[op] = strdup(e);
+        }
+    }
+    pthread_mutex_lock(&lock);
+    ctx->next = live;
+    if (live)
+        live->prev = ctx;
+    live = ctx;
+    pthread_mutex_unlock(&lock);
+    if ((rc = MPI_Comm_set_attr(comm, comm_keyval, ctx)) != MPI_SUCCESS) {
+        ctx_free(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return MPI_SUCCESS;
+}
+
+/* node_of[r] = the smallest rank of r's shared-memory node. */
+static int build_node_map(agx_ctx *ctx)
+{
+    MPI_Comm node;
+    int rc, leader = ctx->rank;
+    int *map = malloc(sizeof(int) * (size_t)ctx->p);
+    if (!map)
+        return MPI_ERR_NO_MEM;
+    rc = MPI_Comm_split_type(ctx->pcomm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+        MPI_Comm_free(&node);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, ctx->pcomm);
+    if (rc != MPI_SUCCESS) {
+        free(map);
+        return rc;
+    }
+    ctx->node_of = map;
+    return MPI_SUCCESS;
+}
+
+int agx_ctx_setup(agx_ctx *ctx)
+{
+    int rc = MPI_SUCCESS;
+    if (ctx->pcomm == MPI_COMM_NULL) {
+        if ((rc = MPI_Comm_dup(ctx->user, &ctx->pcomm)) != MPI_SUCCESS)
+            return rc;
+        MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
+    }
+    if (agx_stats_enabled() && !ctx->node_of && ctx->kind == AGX_KIND_INTRA)
+        rc = build_node_map(ctx);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/*
+ * Errors raised the MPI way: an agx error code per MPI error class (MPI_Add_error_code),
+ * whose string is set to the message of the error being raised, passed to the
+ * communicator's error handler. MPI_Error_class(code) gives the MPI class back and
+ * MPI_Error_string(code) the message.
+ */
+#include "agx_internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define AGX_MAX_CLASS 128
+
+static int codes[AGX_MAX_CLASS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int code_for_class(int cls)
+{
+    if (cls <= 0 || cls >= AGX_MAX_CLASS)
+        return cls;
+    if (!codes[cls] && MPI_Add_error_code(cls, &codes[cls]) != MPI_SUCCESS)
+        codes[cls] = 0;
+    return codes[cls] ? codes[cls] : cls;
+}
+
+int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
+{
+    char msg[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(msg, sizeof msg, "agx: ");
+    vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+
+    pthread_mutex_lock(&lock);
+    int code = code_for_class(cls);
+    if (code != cls)
+        MPI_Add_error_string(code, msg);
+    pthread_mutex_unlock(&lock);
+    return agx_raise_code(comm, code);
+}
+
+int agx_raise_code(MPI_Comm comm, int code)
+{
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+    return code;
+}

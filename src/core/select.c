@@ -1,0 +1,112 @@
+/*
+ * Algorithm selection for one call: the communicator's forced choice, else the
+ * environment's, else the default rule. A forced algorithm that cannot run on this
+ * call falls back to its declared fallback (or the default rule) under the
+ * communicator's AGX_FALLBACK policy.
+ *
+ * Default rule (intra-communicators; the thresholds are MPICH's allgather defaults):
+ *   total result < 80 KiB            -> bruck (ceil(log2 p) messages, any p)
+ *   total < 512 KiB and p power of 2 -> recursive_doubling
+ *   otherwise                        -> ring (bandwidth-optimal, neighbours only)
+ * Inter-communicators: native.
+ */
+#include "agx_internal.h"
+
+#include <stdio.h>
+#include <strings.h>
+
+#define AGX_SHORT_BYTES (80 * 1024)
+#define AGX_MEDIUM_BYTES (512 * 1024)
+
+static int default_rule(const agx_args *a)
+{
+    const char *name;
+    if (a->ctx->kind == AGX_KIND_INTER)
+        name = "native";
+    else if (a->total_bytes < AGX_SHORT_BYTES)
+        name = "bruck";
+    else if (a->total_bytes < AGX_MEDIUM_BYTES && agx_is_pow2(a->p))
+        name = "recursive_doubling";
+    else
+        name = "ring";
+    return agx_alg_find(a->op, a->ctx->kind, name);
+}
+
+int agx_select(agx_args *a, int *index)
+{
+    agx_ctx *ctx = a->ctx;
+    agx_op op = a->op;
+    char names[512];
+
+    if (ctx->env_bad[op] && ctx->forced[op] < 0) {
+        agx_alg_names(op, ctx->kind, names, sizeof names);
+        return agx_raise(ctx->user, MPI_ERR_ARG,
+                         "unknown %s algorithm '%s' in the environment; valid: %s",
+                         agx_op_name(op), ctx->env_bad[op], names);
+    }
+    int forced = ctx->forced[op] >= 0 ? ctx->forced[op] : ctx->env_forced[op];
+    if (forced < 0) {
+        *index = default_rule(a);
+        return MPI_SUCCESS;
+    }
+    const agx_alg *alg = agx_alg_get(ctx->kind, forced);
+    const char *why = agx_alg_violation(alg, a);
+    if (!why) {
+        *index = forced;
+        return MPI_SUCCESS;
+    }
+    if (ctx->fallback_policy == AGX_FALLBACK_ERROR)
+        return agx_raise(ctx->user, MPI_ERR_ARG,
+                         "%s algorithm '%s' cannot run here (%s) and AGX_FALLBACK=error",
+                         agx_op_name(op), alg->name, why);
+    int fb = alg->fallback ? agx_alg_find(op, ctx->kind, alg->fallback) : -1;
+    if (fb < 0 || agx_alg_violation(agx_alg_get(ctx->kind, fb), a))
+        fb = default_rule(a);
+    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[op] && ctx->rank == 0)
+        fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",
+                agx_op_name(op), alg->name, why, agx_alg_get(ctx->kind, fb)->name);
+    ctx->warned[op] = 1;
+    *index = fb;
+    return MPI_SUCCESS;
+}
+
+int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name)
+{
+    agx_ctx *ctx;
+    char names[512];
+    int rc;
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, MPI_ERR_COMM, "agx_comm_set_algorithm: MPI_COMM_NULL");
+    if (!agx_op_name(op))
+        return agx_raise(comm, MPI_ERR_ARG, "agx_comm_set_algorithm: invalid op %d", (int)op);
+    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return agx_raise_code(comm, rc);
+    if (!name || !strcasecmp(name, "auto")) {
+        ctx->forced[op] = -1;
+        return MPI_SUCCESS;
+    }
+    int i = agx_alg_find(op, ctx->kind, name);
+    if (i < 0) {
+        agx_alg_names(op, ctx->kind, names, sizeof names);
+        return agx_raise(comm, MPI_ERR_ARG, "unknown %s%s algorithm '%s'; valid: %s",
+                         ctx->kind == AGX_KIND_INTER ? "inter-communicator " : "",
+                         agx_op_name(op), name, names);
+    }
+    ctx->forced[op] = i;
+    return MPI_SUCCESS;
+}
+
+int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name)
+{
+    agx_ctx *ctx;
+    int rc;
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, MPI_ERR_COMM, "agx_comm_last_algorithm: MPI_COMM_NULL");
+    if (!agx_op_name(op) || !name)
+        return agx_raise(comm, MPI_ERR_ARG, "agx_comm_last_algorithm: invalid argument");
+    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
+        return agx_raise_code(comm, rc);
+    const agx_alg *alg = agx_alg_get(ctx->kind, ctx->last[op]);
+    *name = alg ? alg->name : "none";
+    return MPI_SUCCESS;
+}

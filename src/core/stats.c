@@ -1,0 +1,51 @@
+/* Per-process message and byte counters, split by locality (same node or not). */
+#include "agx_internal.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+static atomic_int enabled = -1; /* -1: not yet read from AGX_STATS */
+static atomic_ullong c_msgs_local, c_msgs_nonlocal, c_bytes_local, c_bytes_nonlocal;
+
+int agx_stats_enabled(void)
+{
+    int e = atomic_load_explicit(&enabled, memory_order_relaxed);
+    if (e < 0) {
+        const char *s = getenv("AGX_STATS");
+        e = s && *s && strcmp(s, "0") != 0;
+        atomic_store(&enabled, e);
+    }
+    return e;
+}
+
+void agx_stats_enable(int on) { atomic_store(&enabled, on ? 1 : 0); }
+
+void agx_stats_reset(void)
+{
+    atomic_store(&c_msgs_local, 0);
+    atomic_store(&c_msgs_nonlocal, 0);
+    atomic_store(&c_bytes_local, 0);
+    atomic_store(&c_bytes_nonlocal, 0);
+}
+
+void agx_stats_get(agx_stats *out)
+{
+    out->msgs_local = atomic_load(&c_msgs_local);
+    out->msgs_nonlocal = atomic_load(&c_msgs_nonlocal);
+    out->bytes_local = atomic_load(&c_bytes_local);
+    out->bytes_nonlocal = atomic_load(&c_bytes_nonlocal);
+}
+
+void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes)
+{
+    if (!agx_stats_enabled() || !ctx->node_of)
+        return;
+    if (ctx->node_of[peer] == ctx->node_of[ctx->rank]) {
+        atomic_fetch_add_explicit(&c_msgs_local, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c_bytes_local, (unsigned long long)bytes, memory_order_relaxed);
+    } else {
+        atomic_fetch_add_explicit(&c_msgs_nonlocal, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c_bytes_nonlocal, (unsigned long long)bytes, memory_order_relaxed);
+    }
+}

@@ -1,0 +1,295 @@
+/*
+ * API behaviour on 3+ ranks: bad input gets its MPI error class through the
+ * communicator's error handler (never a crash or a hang, and the communicator stays
+ * usable), unknown algorithm names list the valid ones, forced algorithms fall back
+ * under AGX_FALLBACK, the registry listing, exact counter values against the schedules'
+ * closed forms, and the native algorithm on an inter-communicator.
+ */
+#include "agx.h"
+#include "mpitest.h"
+
+#include <string.h>
+
+static int rank, p, passed, failed;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        int ok_ = (cond), all_;                                                            \
+        MPI_Allreduce(&ok_, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                   \
+        if (all_)                                                                          \
+            passed++;                                                                      \
+        else {                                                                             \
+            failed++;                                                                      \
+            if (!ok_) {                                                                    \
+                fprintf(stderr, "FAIL rank %d %s:%d: %s: ", rank, __FILE__, __LINE__, #cond); \
+                fprintf(stderr, __VA_ARGS__);                                              \
+                fprintf(stderr, "\n");                                                     \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+static int err_class(int rc)
+{
+    int c;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+static const char *err_msg(int rc)
+{
+    static char s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_Error_string(rc, s, &len);
+    return s;
+}
+
+static int handler_calls, handler_class;
+static void record_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    handler_calls++;
+    MPI_Error_class(*code, &handler_class);
+}
+
+static MPI_Comm fresh_comm(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    return c;
+}
+
+static void test_bad_input(void)
+{
+    MPI_Comm c = fresh_comm();
+    int sb[4] = {1, 2, 3, 4}, *rb = malloc(sizeof(int) * 4 * p), counts[64], displs[64];
+    for (int i = 0; i < p; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    int rc = agx_allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "negative sendcount gave %s", err_msg(rc));
+    rc = agx_allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "negative recvcount gave %s", err_msg(rc));
+    rc = agx_allgather(NULL, 1, MPI_INT, rb, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_BUFFER, "NULL sendbuf gave %s", err_msg(rc));
+    rc = agx_allgather(sb, 1, MPI_INT, NULL, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_BUFFER, "NULL recvbuf gave %s", err_msg(rc));
+    rc = agx_allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, c);
+    CHECK(rc == MPI_SUCCESS, "NULL buffers with zero counts must be fine: %s", err_msg(rc));
+    rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL);
+    CHECK(err_class(rc) == MPI_ERR_COMM, "MPI_COMM_NULL gave %s", err_msg(rc));
+    rc = agx_allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_TYPE, "null sendtype gave %s", err_msg(rc));
+    rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, c);
+    CHECK(err_class(rc) == MPI_ERR_TYPE, "null recvtype gave %s", err_msg(rc));
+    rc = agx_allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_TRUNCATE, "signature mismatch gave %s", err_msg(rc));
+    counts[p - 1] = -3;
+    rc = agx_allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_COUNT && strstr(err_msg(rc), "recvcounts"),
+          "negative recvcounts[] gave %s", err_msg(rc));
+    counts[p - 1] = 1;
+    rc = agx_allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_ARG, "NULL recvcounts gave %s", err_msg(rc));
+
+    /* unknown names: the error lists the valid ones */
+    rc = agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "no_such_alg");
+    CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "no_such_alg") &&
+              strstr(err_msg(rc), "ring") && strstr(err_msg(rc), "bruck"),
+          "unknown name gave %s", err_msg(rc));
+    rc = agx_comm_set_algorithm(c, (agx_op)42, "ring");
+    CHECK(err_class(rc) == MPI_ERR_ARG, "invalid op gave %s", err_msg(rc));
+
+    /* after all that the communicator still works */
+    rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    int ok = rc == MPI_SUCCESS;
+    for (int i = 0; i < p && ok; i++)
+        ok = rb[i] == 1;
+    CHECK(ok, "valid call after errors failed: %s", err_msg(rc));
+
+    /* the error goes through the communicator's error handler */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(record_handler, &eh);
+    MPI_Comm_set_errhandler(c, eh);
+    handler_calls = 0;
+    rc = agx_allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, c);
+    CHECK(handler_calls == 1 && handler_class == MPI_ERR_COUNT, "handler calls %d class %d",
+          handler_calls, handler_class);
+    MPI_Errhandler_free(&eh);
+    free(rb);
+    MPI_Comm_free(&c);
+}
+
+static void test_environment_and_fallback(void)
+{
+    int sb = rank, rb[64];
+    const char *ran;
+
+    setenv("AGX_ALLGATHER_ALGORITHM", "bogus", 1);
+    MPI_Comm c = fresh_comm();
+    int rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "bogus") && strstr(err_msg(rc), "ring"),
+          "unknown env algorithm gave %s", err_msg(rc));
+    MPI_Comm_free(&c);
+
+    setenv("AGX_ALLGATHER_ALGORITHM", "gather_bcast", 1);
+    c = fresh_comm();
+    rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(rc == MPI_SUCCESS && !strcmp(ran, "gather_bcast"), "env choice ran %s", ran);
+    agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "bruck");  /* the communicator's choice wins */
+    rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(rc == MPI_SUCCESS && !strcmp(ran, "bruck"), "comm choice ran %s", ran);
+    MPI_Comm_free(&c);
+    unsetenv("AGX_ALLGATHER_ALGORITHM");
+
+    /* default rule: small messages -> bruck, large -> ring */
+    c = fresh_comm();
+    int big = 1 << 17, *bs = calloc(big, sizeof(int)), *br = malloc(sizeof(int) * (size_t)big * p);
+    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(!strcmp(ran, "bruck"), "default for 4 B ran %s", ran);
+    agx_allgather(bs, big, MPI_INT, br, big, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(!strcmp(ran, "ring"), "default for 512 KiB ran %s", ran);
+    free(bs);
+    free(br);
+    MPI_Comm_free(&c);
+
+    /* neighbor_exchange needs an even p: fallback policies */
+    const char *policy[] = {"silent", "warn", "error"};
+    for (int k = 0; k < 3; k++) {
+        setenv("AGX_FALLBACK", policy[k], 1);
+        c = fresh_comm();
+        agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "neighbor_exchange");
+        rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+        agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+        if (p % 2 == 0)
+            CHECK(rc == MPI_SUCCESS && !strcmp(ran, "neighbor_exchange"), "even p ran %s", ran);
+        else if (k < 2)
+            CHECK(rc == MPI_SUCCESS && !strcmp(ran, "ring"), "%s fallback ran %s", policy[k], ran);
+        else
+            CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "even"),
+                  "AGX_FALLBACK=error gave %s", err_msg(rc));
+        MPI_Comm_free(&c);
+    }
+    unsetenv("AGX_FALLBACK");
+}
+
+static void test_listing(void)
+{
+    const char *name, *desc;
+    int n = agx_algorithm_count(AGX_OP_ALLGATHER, AGX_KIND_INTRA);
+    CHECK(n >= 6, "only %d algorithms", n);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        agx_algorithm_info(AGX_OP_ALLGATHER, AGX_KIND_INTRA, i, &name, &desc);
+        found += !strcmp(name, "recursive_doubling") && strlen(desc) > 10;
+    }
+    CHECK(found == 1, "recursive_doubling not listed with a description");
+    CHECK(agx_algorithm_info(AGX_OP_ALLGATHER, AGX_KIND_INTRA, n, &name, &desc) == MPI_ERR_ARG,
+          "out of range index accepted");
+    CHECK(agx_algorithm_count((agx_op)7, AGX_KIND_INTRA) == 0, "bad op has algorithms");
+}
+
+/* Counters against the closed forms of the schedules (single node: all local). */
+static void test_counters(void)
+{
+    struct { const char *alg; int msgs; long long blocks; } exp[4];
+    int lg = 0, p2 = 1;
+    while ((1 << lg) < p) lg++;
+    while (p2 * 2 <= p) p2 *= 2;
+    int e = p - p2, L = 0;
+    while ((1 << L) < p2) L++;
+    exp[0].alg = "ring";  exp[0].msgs = p - 1; exp[0].blocks = p - 1;
+    exp[1].alg = "bruck"; exp[1].msgs = lg;    exp[1].blocks = p - 1;
+    /* recursive doubling, rank 0 (the busiest): L doubling steps of 1,2,..2^(L-1) virtual
+     * ranks' blocks (plus their extras), and with extras one message of p-1 blocks */
+    exp[2].alg = "recursive_doubling";
+    exp[2].msgs = L + (e > 0);
+    exp[2].blocks = 0;
+    for (int k = 0; k < L; k++) {
+        int vr = 1 << k;                         /* virtual ranks in rank 0's group */
+        exp[2].blocks += vr + (vr < e ? vr : e); /* their blocks, extras folded in */
+    }
+    if (e > 0)
+        exp[2].blocks += p - 1;
+    /* gather_bcast: rank 0 sends the whole result ceil(log2 p) times */
+    exp[3].alg = "gather_bcast"; exp[3].msgs = lg; exp[3].blocks = (long long)lg * p;
+
+    const int n = 10; /* ints per rank */
+    int *sb = malloc(sizeof(int) * n), *rb = malloc(sizeof(int) * n * p);
+    for (int i = 0; i < n; i++) sb[i] = rank;
+    MPI_Comm c = fresh_comm();
+    agx_stats_enable(1);
+    for (int k = 0; k < 4; k++) {
+        agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, exp[k].alg);
+        agx_stats_reset();
+        agx_allgather(sb, n, MPI_INT, rb, n, MPI_INT, c);
+        agx_stats st;
+        agx_stats_get(&st);
+        unsigned long long mine[2] = {st.msgs_local + st.msgs_nonlocal, st.bytes_local}, mx[2];
+        MPI_Allreduce(mine, mx, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        CHECK(mx[0] == (unsigned long long)exp[k].msgs && mx[1] == (unsigned long long)(exp[k].blocks * n * 4) &&
+                  st.msgs_nonlocal == 0,
+              "%s: max msgs %llu (expected %d), max bytes %llu (expected %lld), nonlocal %llu",
+              exp[k].alg, mx[0], exp[k].msgs, mx[1], exp[k].blocks * n * 4, st.msgs_nonlocal);
+    }
+    /* native traffic is invisible to agx */
+    agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "native");
+    agx_stats_reset();
+    agx_allgather(sb, n, MPI_INT, rb, n, MPI_INT, c);
+    agx_stats st;
+    agx_stats_get(&st);
+    CHECK(st.msgs_local + st.msgs_nonlocal == 0, "native counted %llu messages", st.msgs_local);
+    agx_stats_enable(0);
+    MPI_Comm_free(&c);
+    free(sb);
+    free(rb);
+}
+
+static void test_intercomm(void)
+{
+    if (p < 2)
+        return;
+    MPI_Comm local, inter;
+    int color = rank < p / 2 ? 0 : 1;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color ? 0 : p / 2, 99, &inter);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    int rsize;
+    MPI_Comm_remote_size(inter, &rsize);
+    int sb[2] = {rank, -rank}, *rb = malloc(sizeof(int) * 2 * rsize), *ref = malloc(sizeof(int) * 2 * rsize);
+    int rc = agx_allgather(sb, 2, MPI_INT, rb, 2, MPI_INT, inter);
+    PMPI_Allgather(sb, 2, MPI_INT, ref, 2, MPI_INT, inter);
+    CHECK(rc == MPI_SUCCESS && !memcmp(rb, ref, sizeof(int) * 2 * rsize), "inter allgather: %s", err_msg(rc));
+    rc = agx_allgather(MPI_IN_PLACE, 0, MPI_INT, rb, 2, MPI_INT, inter);
+    CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "MPI_IN_PLACE"), "inter in-place gave %s",
+          err_msg(rc));
+    rc = agx_comm_set_algorithm(inter, AGX_OP_ALLGATHER, "ring");
+    CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "inter-communicator"),
+          "intra algorithm on inter gave %s", err_msg(rc));
+    free(rb);
+    free(ref);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    test_bad_input();
+    test_environment_and_fallback();
+    test_listing();
+    test_counters();
+    test_intercomm();
+    if (rank == 0)
+        printf("test_api p=%d: %d passed, %d failed\n", p, passed, failed);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,185 @@
+/*
+ * Differential test: every registered intra-communicator algorithm (plus agx's own
+ * selection, "auto") against the MPI library's result through PMPI_, over counts
+ * {0, 1, 7, 1000, ~64 KiB}, datatypes {BYTE, INT, DOUBLE, strided vector, 4 x INT sent
+ * as a contiguous-of-4 receive type}, MPI_IN_PLACE or not, allgather and allgatherv
+ * (random counts with zeros, shuffled displacements with gaps). Whole receive buffers
+ * are compared byte for byte, gaps and datatype holes included.
+ *
+ *   test_diff [--quick] [--seed S]     (or AGX_TEST_SEED=S)
+ * Prints the seed; a failure line names op, algorithm, count, datatype and in-place.
+ */
+#include "agx.h"
+#include "mpitest.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    MPI_Datatype stype; /* send type, sendcount = count * smult */
+    int smult;
+    MPI_Datatype rtype; /* receive type, count elements per block */
+} dtcase;
+
+static int rank, p;
+
+/* Bytes a buffer of `elems` elements of t needs from its start. */
+static size_t span(MPI_Datatype t, long long elems)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    return elems > 0 ? (size_t)((elems - 1) * ext + tlb + text) : 0;
+}
+
+static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const dtcase *dt,
+                    int inplace, unsigned seed)
+{
+    MPI_Aint lb, rext;
+    MPI_Type_get_extent(dt->rtype, &lb, &rext);
+    int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
+    int *order = malloc(sizeof(int) * p);
+    unsigned rs = seed;
+    long long end = 0;
+
+    if (op == AGX_OP_ALLGATHER) {
+        for (int i = 0; i < p; i++) {
+            counts[i] = count;
+            displs[i] = i * count;
+        }
+    } else {
+        /* random counts (a quarter of them zero), blocks placed in shuffled order with gaps */
+        for (int i = 0; i < p; i++) {
+            counts[i] = (mt_rand(&rs) % 4 == 0) ? 0 : (int)(mt_rand(&rs) % (unsigned)(2 * count + 1));
+            order[i] = i;
+        }
+        for (int i = p - 1; i > 0; i--) {
+            int j = (int)(mt_rand(&rs) % (unsigned)(i + 1)), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        long long off = mt_rand(&rs) % 3;
+        for (int k = 0; k < p; k++) {
+            displs[order[k]] = (int)off;
+            off += counts[order[k]] + mt_rand(&rs) % 4;
+        }
+    }
+    for (int i = 0; i < p; i++)
+        if (displs[i] + counts[i] > end)
+            end = displs[i] + counts[i];
+
+    size_t rbytes = span(dt->rtype, end) + 16;
+    int scount = counts[rank] * dt->smult;
+    size_t sbytes = span(dt->stype, scount) + 16;
+    unsigned char *sbuf = malloc(sbytes), *rbuf = malloc(rbytes), *ref = malloc(rbytes);
+    unsigned ds = seed * 2654435761u + (unsigned)rank * 40503u + 1;
+    for (size_t i = 0; i < sbytes; i++)
+        sbuf[i] = (unsigned char)mt_rand(&ds);
+    for (size_t i = 0; i < rbytes; i++)
+        rbuf[i] = (unsigned char)(0xA5 ^ i);
+    if (inplace) {
+        /* own contribution already in its block: write it there (holes too, harmlessly) */
+        size_t off = (size_t)displs[rank] * (size_t)rext;
+        size_t n = span(dt->rtype, counts[rank]);
+        for (size_t i = 0; i < n; i++)
+            rbuf[off + i] = (unsigned char)mt_rand(&ds);
+    }
+    memcpy(ref, rbuf, rbytes);
+
+    const void *sb = inplace ? MPI_IN_PLACE : sbuf;
+    int rc1, rc2;
+    agx_comm_set_algorithm(comm, op, strcmp(alg, "auto") ? alg : NULL);
+    if (op == AGX_OP_ALLGATHER) {
+        rc1 = PMPI_Allgather(sb, scount, dt->stype, ref, count, dt->rtype, comm);
+        rc2 = agx_allgather(sb, scount, dt->stype, rbuf, count, dt->rtype, comm);
+    } else {
+        rc1 = PMPI_Allgatherv(sb, scount, dt->stype, ref, counts, displs, dt->rtype, comm);
+        rc2 = agx_allgatherv(sb, scount, dt->stype, rbuf, counts, displs, dt->rtype, comm);
+    }
+    int bad = rc1 != MPI_SUCCESS || rc2 != MPI_SUCCESS || memcmp(rbuf, ref, rbytes) != 0;
+    if (bad && rc2 == MPI_SUCCESS && rc1 == MPI_SUCCESS) {
+        size_t i = 0;
+        while (rbuf[i] == ref[i])
+            i++;
+        fprintf(stderr, "  rank %d: first difference at byte %zu of %zu (got %u, expected %u)\n",
+                rank, i, rbytes, rbuf[i], ref[i]);
+    }
+    free(sbuf); free(rbuf); free(ref); free(counts); free(displs); free(order);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    int quick = 0;
+    unsigned seed = mt_seed_from_env();
+    MPI_Init(&argc, &argv);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed = (unsigned)strtoul(argv[++i], NULL, 0);
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_diff: p=%d seed=%u (rerun with AGX_TEST_SEED=%u)\n", p, seed, seed);
+
+    MPI_Datatype vec, int4;
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec); /* 3 ints with holes, extent 5 ints */
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(4, MPI_INT, &int4);
+    MPI_Type_commit(&int4);
+    dtcase dts[] = {
+        {"MPI_BYTE", MPI_BYTE, 1, MPI_BYTE},
+        {"MPI_INT", MPI_INT, 1, MPI_INT},
+        {"MPI_DOUBLE", MPI_DOUBLE, 1, MPI_DOUBLE},
+        {"vector(3,1,2,INT)", vec, 1, vec},
+        {"4xINT->contig(4,INT)", MPI_INT, 4, int4},
+    };
+    int ndt = sizeof dts / sizeof dts[0];
+    int elem_bytes[] = {1, 4, 8, 12, 16};
+    int base_counts[] = {0, 1, 7, 1000, -1}; /* -1: about 64 KiB per rank */
+    int ncounts = quick ? 3 : 5;
+
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+
+    int passed = 0, failed = 0;
+    for (int op = 0; op < AGX_OP_LAST; op++) {
+        int nalg = agx_algorithm_count((agx_op)op, AGX_KIND_INTRA);
+        for (int ai = -1; ai < nalg; ai++) {
+            const char *alg = "auto";
+            if (ai >= 0)
+                agx_algorithm_info((agx_op)op, AGX_KIND_INTRA, ai, &alg, NULL);
+            for (int ci = 0; ci < ncounts; ci++)
+                for (int d = 0; d < ndt; d++)
+                    for (int inplace = 0; inplace < 2; inplace++) {
+                        int count = base_counts[ci] >= 0 ? base_counts[ci] : 65536 / elem_bytes[d];
+                        unsigned cs = seed + 7919u * (unsigned)(ci * 31 + d * 7 + inplace + op * 1000);
+                        int bad = run_case(comm, (agx_op)op, alg, count, &dts[d], inplace, cs);
+                        int anybad;
+                        MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, comm);
+                        if (anybad) {
+                            failed++;
+                            if (rank == 0)
+                                printf("FAIL %s alg=%s p=%d count=%d type=%s inplace=%d seed=%u\n",
+                                       agx_op_name((agx_op)op), alg, p, count, dts[d].name, inplace, seed);
+                        } else {
+                            passed++;
+                        }
+                    }
+        }
+    }
+    if (rank == 0) {
+        printf("test_diff p=%d: %d passed, %d failed\n", p, passed, failed);
+        fflush(stdout);
+    }
+    MPI_Type_free(&vec);
+    MPI_Type_free(&int4);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
