@@ -173,7 +173,8 @@ static void make_counts(const options *o, long long bytes, int *counts, int *dis
 {
     long long off = 0;
     for (int i = 0; i < nprocs; i++) {
-        counts[i] = o->dist_linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
+        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
+        counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
         displs[i] = (int)off;
         off += counts[i];
     }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install agx into a temporary prefix, then build a tiny program against it twice:
+# with CMake's find_package(agx) and with pkg-config. Both must build and run.
+set -euo pipefail
+src=$1 build=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
+mkdir -p "$tmp/app"
+cat > "$tmp/app/main.c" <<'C'
+#include <agx.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int r, p, out[64];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int rc = agx_allgather(&r, 1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int i = 0; i < p; i++) if (out[i] != i) rc = 1;
+    MPI_Finalize();
+    return rc;
+}
+C
+cat > "$tmp/app/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.25)
+project(app C)
+find_package(agx REQUIRED)
+add_executable(app main.c)
+target_link_libraries(app PRIVATE agx::agx)
+C
+cmake -S "$tmp/app" -B "$tmp/app/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DMPI_C_COMPILER=mpicc.openmpi > /dev/null
+cmake --build "$tmp/app/build" > /dev/null
+LD_LIBRARY_PATH="$tmp/prefix/lib" "$src/tools/agxrun" -n 3 "$tmp/app/build/app"
+echo "ok   find_package(agx)"
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+mpicc.openmpi "$tmp/app/main.c" $(pkg-config --cflags --libs agx) -o "$tmp/app/app_pc"
+LD_LIBRARY_PATH="$tmp/prefix/lib" "$src/tools/agxrun" -n 2 "$tmp/app/app_pc"
+echo "ok   pkg-config agx"
+echo "2 passed, 0 failed"
