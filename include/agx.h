@@ -57,6 +57,13 @@ int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name);
  * fallback), or "none". */
 int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name);
 
+/* MPI_Error_string that also knows agx's messages on every MPI library: the message of
+ * the last error agx raised in this thread when `errorcode` is that error's code, else
+ * MPI_Error_string. (MPI_Error_string alone works on Open MPI; MPICH 4.0.2 returns a
+ * wrong string for error codes added to a predefined class.) string needs
+ * MPI_MAX_ERROR_STRING bytes. */
+int agx_error_string(int errorcode, char *string, int *resultlen);
+
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
 int agx_algorithm_count(agx_op op, agx_kind kind);

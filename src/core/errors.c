@@ -9,11 +9,19 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #define AGX_MAX_CLASS 128
 
 static int codes[AGX_MAX_CLASS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The last error this thread raised, for agx_error_string: MPICH 4.0.2 returns a wrong
+ * string for codes added to a predefined class, so MPI_Error_string alone is not enough. */
+static _Thread_local struct {
+    int code;
+    char msg[MPI_MAX_ERROR_STRING];
+} last;
 
 static int code_for_class(int cls)
 {
@@ -38,7 +46,20 @@ int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
     if (code != cls)
         MPI_Add_error_string(code, msg);
     pthread_mutex_unlock(&lock);
+    last.code = code;
+    memcpy(last.msg, msg, sizeof msg);
     return agx_raise_code(comm, code);
+}
+
+int agx_error_string(int code, char *string, int *resultlen)
+{
+    if (code != MPI_SUCCESS && code == last.code) {
+        int n = (int)strlen(last.msg);
+        memcpy(string, last.msg, (size_t)n + 1);
+        *resultlen = n;
+        return MPI_SUCCESS;
+    }
+    return MPI_Error_string(code, string, resultlen);
 }
 
 int agx_raise_code(MPI_Comm comm, int code)

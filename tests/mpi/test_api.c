@@ -39,7 +39,7 @@ static const char *err_msg(int rc)
 {
     static char s[MPI_MAX_ERROR_STRING];
     int len;
-    MPI_Error_string(rc, s, &len);
+    agx_error_string(rc, s, &len);
     return s;
 }
 

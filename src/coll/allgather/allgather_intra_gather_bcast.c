@@ -6,7 +6,7 @@
  * (ceil(log2 p) rounds). Both phases are agx point-to-point, so the counters see them.
  * Cost = (p-1).alpha + n.((p-1)/p).beta at the root for the gather,
  *      + ceil(log2 p).(alpha + n.beta) for the broadcast.
- * Memory requirements: p request handles at the root.
+ * Memory requirements: p request handles and statuses at the root.
  */
 #include "agx_internal.h"
 
@@ -23,9 +23,12 @@ static int linear_gather(const agx_args *a)
     int n = a->p - 1;
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(n > 0 ? n : 1));
     MPI_Datatype *owned = malloc(sizeof(MPI_Datatype) * (size_t)(n > 0 ? n : 1));
-    if (!req || !owned) {
+    /* real statuses: MPICH's access attributes make GCC warn on MPI_STATUSES_IGNORE */
+    MPI_Status *stat = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+    if (!req || !owned || !stat) {
         free(req);
         free(owned);
+        free(stat);
         return MPI_ERR_NO_MEM;
     }
     int posted = 0;
@@ -41,12 +44,13 @@ static int linear_gather(const agx_args *a)
             MPI_Request_free(&req[i]);
         }
     else
-        rc = MPI_Waitall(posted, req, MPI_STATUSES_IGNORE);
+        rc = MPI_Waitall(posted, req, stat);
     for (int i = 0; i < posted; i++)
         if (owned[i] != MPI_DATATYPE_NULL)
             MPI_Type_free(&owned[i]);
     free(req);
     free(owned);
+    free(stat);
     return rc;
 }
 
