@@ -56,7 +56,9 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
         pthread_mutex_unlock(&lock);
         if (!ctx)
             break;
-        MPI_Comm_delete_attr(ctx->user, comm_keyval); /* runs comm_delete */
+        /* runs comm_delete; should the communicator be unusable, free the context here */
+        if (MPI_Comm_delete_attr(ctx->user, comm_keyval) != MPI_SUCCESS)
+            ctx_free(ctx);
     }
     MPI_Comm_free_keyval(&comm_keyval);
     MPI_Comm_free_keyval(&self_keyval);

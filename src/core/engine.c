@@ -126,6 +126,10 @@ int agx_irecv_set(const agx_args *a, const agx_blockset *s, int peer, MPI_Reques
     if (rc != MPI_SUCCESS)
         return rc;
     rc = MPI_Irecv(m.addr, m.count, m.type, peer, AGX_TAG, a->comm, req);
+    if (rc != MPI_SUCCESS) {
+        msg_release(&m);
+        return rc;
+    }
     /* The caller frees a created type once the request completes. */
     *owned = m.owned ? m.type : MPI_DATATYPE_NULL;
     return rc;

@@ -32,11 +32,13 @@ static int linear_gather(const agx_args *a)
         return MPI_ERR_NO_MEM;
     }
     int posted = 0;
-    for (int src = 1; src <= n && rc == MPI_SUCCESS; src++, posted++) {
+    for (int src = 1; src <= n && rc == MPI_SUCCESS; src++) {
         agx_blockset s;
         agx_set_clear(&s);
         agx_set_add(&s, src, 1);
         rc = agx_irecv_set(a, &s, src, &req[posted], &owned[posted]);
+        if (rc == MPI_SUCCESS)
+            posted++;
     }
     if (rc != MPI_SUCCESS)
         for (int i = 0; i < posted; i++) {
