@@ -40,7 +40,8 @@ typedef struct {
     agx_ctx *ctx;
     MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
     MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
-    int rank, p;
+    int rank, p;          /* p: size of the group whose blocks are gathered */
+    int inter;            /* user_comm is an inter-communicator */
     agx_blocks blk;       /* receive layout */
     /* the call's own arguments, as the user gave them */
     const void *sendbuf;  /* may be MPI_IN_PLACE */

@@ -37,12 +37,16 @@ static int check_buffer(MPI_Comm comm, const void *buf, long long count, MPI_Dat
 static int check_common(agx_args *a, const char *fn)
 {
     MPI_Comm comm = a->user_comm;
-    int rc, inter;
+    int rc;
     if (comm == MPI_COMM_NULL)
         return agx_raise(comm, MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
-    MPI_Comm_test_inter(comm, &inter);
+    MPI_Comm_test_inter(comm, &a->inter);
+    if (a->inter)
+        MPI_Comm_remote_size(comm, &a->p);
+    else
+        MPI_Comm_size(comm, &a->p);
     if (a->sendbuf == MPI_IN_PLACE) {
-        if (inter)
+        if (a->inter)
             return agx_raise(comm, MPI_ERR_ARG,
                              "%s: MPI_IN_PLACE is not allowed on an inter-communicator", fn);
     } else {
@@ -61,13 +65,7 @@ static int layout(agx_args *a, const char *fn)
 {
     MPI_Comm comm = a->user_comm;
     MPI_Aint lb;
-    int inter;
     agx_blocks *b = &a->blk;
-    MPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        MPI_Comm_remote_size(comm, &a->p);
-    else
-        MPI_Comm_size(comm, &a->p);
     MPI_Comm_rank(comm, &a->rank);
     b->buf = a->recvbuf;
     b->type = a->recvtype;
@@ -85,7 +83,7 @@ static int layout(agx_args *a, const char *fn)
     int rc = check_buffer(comm, a->recvbuf, elems, a->recvtype, "recvbuf");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (a->sendbuf != MPI_IN_PLACE && !inter) {
+    if (a->sendbuf != MPI_IN_PLACE && !a->inter) {
         int ssize;
         MPI_Type_size(a->sendtype, &ssize);
         long long sbytes = (long long)ssize * a->sendcount;
@@ -138,17 +136,12 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm, .sendbuf = sendbuf,
                   .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
                   .recvcounts = recvcounts, .displs = displs, .recvtype = recvtype};
-    int rc, p, inter;
+    int rc;
     if ((rc = check_common(&a, "agx_allgatherv")) != MPI_SUCCESS)
         return rc;
     if (!recvcounts || !displs)
         return agx_raise(comm, MPI_ERR_ARG, "agx_allgatherv: recvcounts or displs is NULL");
-    MPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        MPI_Comm_remote_size(comm, &p);
-    else
-        MPI_Comm_size(comm, &p);
-    for (int i = 0; i < p; i++)
+    for (int i = 0; i < a.p; i++)
         if (recvcounts[i] < 0)
             return agx_raise(comm, MPI_ERR_COUNT, "agx_allgatherv: recvcounts[%d] = %d is negative",
                              i, recvcounts[i]);

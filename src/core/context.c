@@ -8,11 +8,13 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static int comm_keyval = MPI_KEYVAL_INVALID;
+static atomic_int keyvals_ready; /* set once the keyvals exist: no lock on the hot path */
 static int self_keyval = MPI_KEYVAL_INVALID;
 static agx_ctx *live;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -60,6 +62,7 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
         if (MPI_Comm_delete_attr(ctx->user, comm_keyval) != MPI_SUCCESS)
             ctx_free(ctx);
     }
+    atomic_store(&keyvals_ready, 0);
     MPI_Comm_free_keyval(&comm_keyval);
     MPI_Comm_free_keyval(&self_keyval);
     comm_keyval = self_keyval = MPI_KEYVAL_INVALID;
@@ -69,6 +72,8 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 static int keyvals_create(void)
 {
     int rc = MPI_SUCCESS;
+    if (atomic_load_explicit(&keyvals_ready, memory_order_acquire))
+        return MPI_SUCCESS;
     pthread_mutex_lock(&lock);
     if (comm_keyval == MPI_KEYVAL_INVALID) {
         rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_delete, &comm_keyval, NULL);
@@ -76,6 +81,8 @@ static int keyvals_create(void)
             rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
         if (rc == MPI_SUCCESS)
             rc = MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+        if (rc == MPI_SUCCESS)
+            atomic_store_explicit(&keyvals_ready, 1, memory_order_release);
     }
     pthread_mutex_unlock(&lock);
     return rc;
