@@ -39,6 +39,22 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm);
 
+/* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0
+ * form group A, the others group B; each rank receives the blocks of the other group, in
+ * that group's rank order, exactly as MPI_Allgather(v) on an inter-communicator between
+ * them would give (recvcount(s) and displs describe the other group). For coupled codes
+ * that have only MPI_COMM_WORLD split by colour, and for MPIs without
+ * inter-communicators (SimGrid SMPI). The split is cached on the communicator; it may
+ * change only on every rank at the same call. MPI_IN_PLACE is an error, as on an
+ * inter-communicator. The algorithms are those of agx_allgather on an
+ * inter-communicator (root_gather, segmented, segmented_v, native). */
+int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             int color);
+int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, int color);
+
 /* ---- algorithm choice -----------------------------------------------------------------
  * Precedence for each call on a communicator:
  *   1. agx_comm_set_algorithm(comm, op, name)  (per communicator),
@@ -48,6 +64,10 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  *      communicator size.
  * A forced algorithm whose restrictions the call violates falls back according to
  * AGX_FALLBACK=error|warn|silent (default warn: one line on stderr per communicator).
+ * A name applies to every algorithm table that has it: on an intra-communicator, intra
+ * names ("ring") choose for agx_allgather and inter names ("segmented") for
+ * agx_intergroup_allgather; "native" for both. On an inter-communicator only inter names
+ * are valid. The environment variables follow the same rule.
  * name NULL or "auto" clears the choice. An unknown name raises MPI_ERR_ARG through
  * the communicator's error handler; MPI_Error_string on the returned code lists the
  * valid names. Local (not collective), but every rank should make the same choice. */
@@ -85,6 +105,11 @@ typedef struct {
     unsigned long long msgs_nonlocal;
     unsigned long long bytes_local;
     unsigned long long bytes_nonlocal;
+    /* Intergroup collectives: messages and bytes this process sent to, and bytes it
+     * received from, the other group (seed 000's exchange phase; also counted above). */
+    unsigned long long msgs_intergroup;
+    unsigned long long bytes_intergroup_sent;
+    unsigned long long bytes_intergroup_recv;
 } agx_stats;
 
 void agx_stats_enable(int on);

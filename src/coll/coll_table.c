@@ -12,6 +12,11 @@ int agx_allgather_intra_neighbor_exchange(const agx_args *a);
 int agx_allgather_intra_gather_bcast(const agx_args *a);
 int agx_allgather_native(const agx_args *a);
 int agx_allgatherv_native(const agx_args *a);
+int agx_allgather_inter_root_gather(const agx_args *a);
+int agx_allgather_inter_segmented(const agx_args *a);
+int agx_allgather_inter_segmented_v(const agx_args *a);
+int agx_allgather_inter_native(const agx_args *a);
+int agx_allgatherv_inter_native(const agx_args *a);
 
 #define BOTH_OPS(f) {[AGX_OP_ALLGATHER] = (f), [AGX_OP_ALLGATHERV] = (f)}
 
@@ -49,12 +54,28 @@ static const agx_alg intra_table[AGX_INTRA_LAST] = {
         .fn = BOTH_OPS(agx_allgather_intra_gather_bcast)},
 };
 
-enum { AGX_INTER_NATIVE, AGX_INTER_LAST };
+/* Inter calls: inter-communicators and colour splits of an intra-communicator. */
+enum {
+    AGX_INTER_NATIVE,
+    AGX_INTER_ROOT_GATHER,
+    AGX_INTER_SEGMENTED,
+    AGX_INTER_SEGMENTED_V,
+    AGX_INTER_LAST
+};
 
 static const agx_alg inter_table[AGX_INTER_LAST] = {
     [AGX_INTER_NATIVE] = {.id = AGX_INTER_NATIVE, .name = "native",
-        .desc = "the MPI library's own inter-communicator algorithm (PMPI_)",
-        .fn = {[AGX_OP_ALLGATHER] = agx_allgather_native, [AGX_OP_ALLGATHERV] = agx_allgatherv_native}},
+        .desc = "the MPI library's own intergroup algorithm (PMPI_, root gathering)",
+        .fn = {[AGX_OP_ALLGATHER] = agx_allgather_inter_native, [AGX_OP_ALLGATHERV] = agx_allgatherv_inter_native}},
+    [AGX_INTER_ROOT_GATHER] = {.id = AGX_INTER_ROOT_GATHER, .name = "root_gather",
+        .desc = "root gathering: local gather, root exchange, local bcast (seed 000 Sec. 3.1)",
+        .fn = BOTH_OPS(agx_allgather_inter_root_gather)},
+    [AGX_INTER_SEGMENTED] = {.id = AGX_INTER_SEGMENTED, .name = "segmented",
+        .desc = "message segmentation over subgroups, then local allgathers (seed 000 Alg. 1)",
+        .fn = {[AGX_OP_ALLGATHER] = agx_allgather_inter_segmented}},
+    [AGX_INTER_SEGMENTED_V] = {.id = AGX_INTER_SEGMENTED_V, .name = "segmented_v",
+        .desc = "byte-index segmentation with ordered receives (seed 000 Alg. 2)",
+        .fn = BOTH_OPS(agx_allgather_inter_segmented_v)},
 };
 
 const agx_alg *agx_table(agx_kind kind, int *n)

@@ -3,6 +3,7 @@
 #define AGX_INTERNAL_H
 
 #include "agx.h"
+#include "intergroup.h"
 #include "patterns.h"
 
 #include <mpi.h>
@@ -33,15 +34,20 @@ static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
 }
 
 typedef struct agx_ctx agx_ctx;
+typedef struct agx_intergroup agx_intergroup;
 
 /* Everything an algorithm needs for one call. */
 typedef struct {
     agx_op op;
+    agx_kind kind;        /* which table serves the call: intra, or inter (an
+                           * inter-communicator or a colour split) */
     agx_ctx *ctx;
+    const agx_intergroup *ig; /* the two groups, for inter algorithms */
     MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
     MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
-    int rank, p;          /* p: size of the group whose blocks are gathered */
-    int inter;            /* user_comm is an inter-communicator */
+    int rank, p;          /* p: size of the group whose blocks are gathered (the remote
+                           * group for inter calls), rank: in the caller's own group */
+    int inter;            /* an inter call: inter-communicator or colour split */
     agx_blocks blk;       /* receive layout */
     /* the call's own arguments, as the user gave them */
     const void *sendbuf;  /* may be MPI_IN_PLACE */
@@ -89,15 +95,19 @@ enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
 struct agx_ctx {
     MPI_Comm user;
     MPI_Comm pcomm;            /* private duplicate, MPI_COMM_NULL until first collective */
-    agx_kind kind;
+    agx_kind kind;             /* of the communicator itself */
     int rank, p;
-    int forced[AGX_OP_LAST];   /* table index, -1: none */
-    int env_forced[AGX_OP_LAST];
+    /* Choices per (table, op): an intra-communicator also serves the colour-split
+     * intergroup calls from the inter table. Table index, -1: none. */
+    int forced[AGX_KIND_LAST][AGX_OP_LAST];
+    int env_forced[AGX_KIND_LAST][AGX_OP_LAST];
     char *env_bad[AGX_OP_LAST]; /* unknown name from the environment, reported at first call */
     int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
-    int warned[AGX_OP_LAST];
+    agx_kind last_kind[AGX_OP_LAST];
+    int warned[AGX_KIND_LAST][AGX_OP_LAST];
     int fallback_policy;
     int *node_of;              /* rank -> node id (smallest rank of its node), NULL until needed */
+    agx_intergroup *ig;        /* the two groups (inter-communicator or colour split) */
     struct agx_ctx *prev, *next;
 };
 
@@ -106,6 +116,46 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
 /* Collective set-up done at the first collective call: private communicator, and the
  * node map when counters are on. Every rank of comm calls it at the same call. */
 int agx_ctx_setup(agx_ctx *ctx);
+
+/* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm. */
+int agx_node_map(MPI_Comm comm, int **node_of);
+
+/* ---- intergroup (src/core/intergroup.c) -------------------------------------------------
+ * The two groups of an inter call, as one interface whatever their origin: `xcomm` is an
+ * intra-communicator spanning both groups (the merge of an inter-communicator, or the
+ * private duplicate of a colour-split communicator) with remote_x[] mapping remote-group
+ * ranks to xcomm ranks; `local` is the caller's own group. */
+struct agx_intergroup {
+    MPI_Comm xcomm, local;
+    MPI_Comm inter;          /* an inter-communicator for `native` (user's or created lazily) */
+    int owns_xcomm, owns_inter;
+    int lrank, lsize, rsize, xrank;
+    int *remote_x;           /* remote rank -> xcomm rank */
+    int *node_of;            /* xcomm rank -> node id; NULL until counters need it */
+    int color;               /* colour split: 0 or 1; inter-communicator: -1 */
+};
+/* The intergroup of ctx for this call (built collectively on first use, cached). color
+ * < 0: ctx is an inter-communicator. */
+int agx_ig_get(agx_ctx *ctx, int color, agx_intergroup **out);
+void agx_ig_free(agx_intergroup *ig);
+/* An inter-communicator over the two groups (for the library's own collective). */
+int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out);
+/* My contribution as contiguous packed bytes: sendbuf itself for a predefined type, else
+ * packed into *tmp (freed by the caller). */
+int agx_ig_send_bytes(const agx_args *a, const char **bytes, long long *k, char **tmp);
+/* The remote blocks' byte prefix sums pre[0..p] and where the remote message lands in
+ * packed rank order: the receive buffer itself when its layout is exactly that (*direct),
+ * else a temporary of pre[p] bytes. */
+int agx_ig_recv_space(const agx_args *a, long long *pre, char **full, int *direct);
+/* Unpack a packed remote message into the user's receive layout. */
+int agx_ig_unpack(const agx_args *a, const char *full, const long long *pre);
+/* Seed 000's exchange: send my bytes [R, R+k) of my group's index space under partition
+ * sbnd (rsize segments), receive my segment of the remote space (partition rbnd over
+ * lsize segments, remote prefix sums rpre) into full + rbnd[lrank], posting receives in
+ * Section 4.1's order, then allgatherv the segments over the local group into full. */
+int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long k,
+                    const long long *sbnd, const long long *rbnd, const long long *rpre,
+                    char *full);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code after raising. */
@@ -121,6 +171,11 @@ int agx_raise_code(MPI_Comm comm, int code);
 
 /* ---- counters -------------------------------------------------------------------------- */
 void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes);
+/* One message of `sent` bytes to the other group (sent < 0: none) and `recvd` bytes
+ * received from it, in an intergroup collective. */
+void agx_stats_intergroup(long long sent, long long recvd);
+/* The same with an explicit rank -> node map (NULL: not counted). */
+void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
 
 /* ---- schedule engine ------------------------------------------------------------------- */
 /* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */

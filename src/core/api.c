@@ -37,18 +37,16 @@ static int check_buffer(MPI_Comm comm, const void *buf, long long count, MPI_Dat
 static int check_common(agx_args *a, const char *fn)
 {
     MPI_Comm comm = a->user_comm;
-    int rc;
+    int rc, inter_comm = 0;
     if (comm == MPI_COMM_NULL)
         return agx_raise(comm, MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
-    MPI_Comm_test_inter(comm, &a->inter);
-    if (a->inter)
-        MPI_Comm_remote_size(comm, &a->p);
-    else
-        MPI_Comm_size(comm, &a->p);
+    MPI_Comm_test_inter(comm, &inter_comm);
+    a->inter = a->inter || inter_comm; /* a->inter preset: colour split */
+    a->kind = a->inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
     if (a->sendbuf == MPI_IN_PLACE) {
         if (a->inter)
-            return agx_raise(comm, MPI_ERR_ARG,
-                             "%s: MPI_IN_PLACE is not allowed on an inter-communicator", fn);
+            return agx_raise(comm, MPI_ERR_ARG, "%s: MPI_IN_PLACE is not allowed in an intergroup "
+                             "collective (inter-communicator or colour split)", fn);
     } else {
         if (a->sendcount < 0)
             return agx_raise(comm, MPI_ERR_COUNT, "%s: negative sendcount %d", fn, a->sendcount);
@@ -60,13 +58,40 @@ static int check_common(agx_args *a, const char *fn)
     return check_type(comm, a->recvtype, "recvtype");
 }
 
-/* Fill the layout and the totals; the send signature must match the own block. */
+/* Context, intergroup and rank / group size of the call (collective on first use). */
+static int resolve_groups(agx_args *a, int color, const char *fn)
+{
+    agx_ctx *ctx;
+    int rc;
+    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
+        return agx_raise_code(a->user_comm, rc);
+    a->ctx = ctx;
+    if ((rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+        return agx_raise_code(a->user_comm, rc);
+    a->comm = ctx->pcomm;
+    a->rank = ctx->rank;
+    a->p = ctx->p;
+    if (a->kind == AGX_KIND_INTER) {
+        agx_intergroup *ig;
+        if ((rc = agx_ig_get(ctx, ctx->kind == AGX_KIND_INTER ? -1 : color, &ig)) != MPI_SUCCESS)
+            return agx_raise_code(a->user_comm, rc);
+        if (ig->rsize == 0)
+            return agx_raise(a->user_comm, MPI_ERR_ARG,
+                             "%s: every rank has the same colour; both groups must be non-empty", fn);
+        a->ig = ig;
+        a->rank = ig->lrank;
+        a->p = ig->rsize;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Fill the layout and the totals; for intra calls the send signature must match the own
+ * block. */
 static int layout(agx_args *a, const char *fn)
 {
     MPI_Comm comm = a->user_comm;
     MPI_Aint lb;
     agx_blocks *b = &a->blk;
-    MPI_Comm_rank(comm, &a->rank);
     b->buf = a->recvbuf;
     b->type = a->recvtype;
     MPI_Type_get_extent(a->recvtype, &lb, &b->extent);
@@ -77,8 +102,12 @@ static int layout(agx_args *a, const char *fn)
     b->displs = a->displs;
 
     long long elems = 0;
-    for (int i = 0; i < a->p; i++)
+    for (int i = 0; i < a->p; i++) {
+        if (a->recvcounts && a->recvcounts[i] < 0)
+            return agx_raise(comm, MPI_ERR_COUNT, "%s: recvcounts[%d] = %d is negative", fn, i,
+                             a->recvcounts[i]);
         elems += agx_blk_count(b, i);
+    }
     a->total_bytes = elems * b->type_size;
     int rc = check_buffer(comm, a->recvbuf, elems, a->recvtype, "recvbuf");
     if (rc != MPI_SUCCESS)
@@ -96,21 +125,43 @@ static int layout(agx_args *a, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int dispatch(agx_args *a)
+static int run(agx_args *a)
 {
-    agx_ctx *ctx;
     int rc, index;
-    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise_code(a->user_comm, rc);
-    a->ctx = ctx;
-    if ((rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
-        return agx_raise_code(a->user_comm, rc);
-    a->comm = ctx->pcomm;
     if ((rc = agx_select(a, &index)) != MPI_SUCCESS)
         return rc; /* already raised */
-    ctx->last[a->op] = index;
-    rc = agx_alg_get(ctx->kind, index)->fn[a->op](a);
+    a->ctx->last[a->op] = index;
+    a->ctx->last_kind[a->op] = a->kind;
+    rc = agx_alg_get(a->kind, index)->fn[a->op](a);
     return rc == MPI_SUCCESS ? rc : agx_raise_code(a->user_comm, rc);
+}
+
+static int allgather_common(agx_args *a, int color, const char *fn)
+{
+    int rc;
+    if ((rc = check_common(a, fn)) != MPI_SUCCESS)
+        return rc;
+    if (a->recvcount < 0)
+        return agx_raise(a->user_comm, MPI_ERR_COUNT, "%s: negative recvcount %d", fn, a->recvcount);
+    if ((rc = resolve_groups(a, color, fn)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = layout(a, fn)) != MPI_SUCCESS)
+        return rc;
+    return run(a);
+}
+
+static int allgatherv_common(agx_args *a, int color, const char *fn)
+{
+    int rc;
+    if ((rc = check_common(a, fn)) != MPI_SUCCESS)
+        return rc;
+    if (!a->recvcounts || !a->displs)
+        return agx_raise(a->user_comm, MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
+    if ((rc = resolve_groups(a, color, fn)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = layout(a, fn)) != MPI_SUCCESS)
+        return rc;
+    return run(a);
 }
 
 int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -119,14 +170,7 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm, .sendbuf = sendbuf,
                   .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
                   .recvcount = recvcount, .recvtype = recvtype};
-    int rc;
-    if ((rc = check_common(&a, "agx_allgather")) != MPI_SUCCESS)
-        return rc;
-    if (recvcount < 0)
-        return agx_raise(comm, MPI_ERR_COUNT, "agx_allgather: negative recvcount %d", recvcount);
-    if ((rc = layout(&a, "agx_allgather")) != MPI_SUCCESS)
-        return rc;
-    return dispatch(&a);
+    return allgather_common(&a, -1, "agx_allgather");
 }
 
 int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -136,16 +180,41 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm, .sendbuf = sendbuf,
                   .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
                   .recvcounts = recvcounts, .displs = displs, .recvtype = recvtype};
-    int rc;
-    if ((rc = check_common(&a, "agx_allgatherv")) != MPI_SUCCESS)
-        return rc;
-    if (!recvcounts || !displs)
-        return agx_raise(comm, MPI_ERR_ARG, "agx_allgatherv: recvcounts or displs is NULL");
-    for (int i = 0; i < a.p; i++)
-        if (recvcounts[i] < 0)
-            return agx_raise(comm, MPI_ERR_COUNT, "agx_allgatherv: recvcounts[%d] = %d is negative",
-                             i, recvcounts[i]);
-    if ((rc = layout(&a, "agx_allgatherv")) != MPI_SUCCESS)
-        return rc;
-    return dispatch(&a);
+    return allgatherv_common(&a, -1, "agx_allgatherv");
+}
+
+static int check_split(MPI_Comm comm, int color, const char *fn)
+{
+    int inter = 0;
+    if (comm != MPI_COMM_NULL)
+        MPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        return agx_raise(comm, MPI_ERR_COMM, "%s: needs an intra-communicator (use agx_allgather "
+                         "on an inter-communicator)", fn);
+    if (color < 0)
+        return agx_raise(comm, MPI_ERR_ARG, "%s: negative colour %d (0: group A, > 0: group B)", fn,
+                         color);
+    return MPI_SUCCESS;
+}
+
+int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             int color)
+{
+    agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm, .inter = 1, .sendbuf = sendbuf,
+                  .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
+                  .recvcount = recvcount, .recvtype = recvtype};
+    int rc = check_split(comm, color, "agx_intergroup_allgather");
+    return rc != MPI_SUCCESS ? rc : allgather_common(&a, color, "agx_intergroup_allgather");
+}
+
+int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, int color)
+{
+    agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm, .inter = 1, .sendbuf = sendbuf,
+                  .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
+                  .recvcounts = recvcounts, .displs = displs, .recvtype = recvtype};
+    int rc = check_split(comm, color, "agx_intergroup_allgatherv");
+    return rc != MPI_SUCCESS ? rc : allgatherv_common(&a, color, "agx_intergroup_allgatherv");
 }

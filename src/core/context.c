@@ -34,6 +34,7 @@ static void ctx_free(agx_ctx *ctx)
     for (int op = 0; op < AGX_OP_LAST; op++)
         free(ctx->env_bad[op]);
     free(ctx->node_of);
+    agx_ig_free(ctx->ig);
     free(ctx);
 }
 
@@ -126,11 +127,21 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     MPI_Comm_size(comm, &ctx->p);
     ctx->fallback_policy = fallback_from_env();
     for (int op = 0; op < AGX_OP_LAST; op++) {
-        ctx->forced[op] = ctx->env_forced[op] = ctx->last[op] = -1;
+        ctx->last[op] = -1;
+        for (int k = 0; k < AGX_KIND_LAST; k++)
+            ctx->forced[k][op] = ctx->env_forced[k][op] = -1;
         const char *e = getenv(env_name[op]);
         if (e && *e && strcasecmp(e, "auto") != 0) {
-            ctx->env_forced[op] = agx_alg_find((agx_op)op, ctx->kind, e);
-            if (ctx->env_forced[op] < 0)
+            /* a name applies to every table that has it: an intra-communicator serves the
+             * intra table and, through colour splits, the inter table */
+            int any = 0;
+            for (int k = 0; k < AGX_KIND_LAST; k++) {
+                if (ctx->kind == AGX_KIND_INTER && k == AGX_KIND_INTRA)
+                    continue;
+                ctx->env_forced[k][op] = agx_alg_find((agx_op)op, (agx_kind)k, e);
+                any |= ctx->env_forced[k][op] >= 0;
+            }
+            if (!any)
                 ctx->env_bad[op] = strdup(e);
         }
     }
@@ -148,26 +159,27 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     return MPI_SUCCESS;
 }
 
-/* node_of[r] = the smallest rank of r's shared-memory node. */
-static int build_node_map(agx_ctx *ctx)
+int agx_node_map(MPI_Comm comm, int **node_of)
 {
     MPI_Comm node;
-    int rc, leader = ctx->rank;
-    int *map = malloc(sizeof(int) * (size_t)ctx->p);
+    int rc, rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    int leader = rank, *map = malloc(sizeof(int) * (size_t)p);
     if (!map)
         return MPI_ERR_NO_MEM;
-    rc = MPI_Comm_split_type(ctx->pcomm, MPI_COMM_TYPE_SHARED, ctx->rank, MPI_INFO_NULL, &node);
+    rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
     if (rc == MPI_SUCCESS) {
         rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
         MPI_Comm_free(&node);
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, ctx->pcomm);
+        rc = PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, comm);
     if (rc != MPI_SUCCESS) {
         free(map);
         return rc;
     }
-    ctx->node_of = map;
+    *node_of = map;
     return MPI_SUCCESS;
 }
 
@@ -180,6 +192,6 @@ int agx_ctx_setup(agx_ctx *ctx)
         MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
     }
     if (agx_stats_enabled() && !ctx->node_of && ctx->kind == AGX_KIND_INTRA)
-        rc = build_node_map(ctx);
+        rc = agx_node_map(ctx->pcomm, &ctx->node_of);
     return rc;
 }

@@ -8,7 +8,10 @@
  *   total result < 80 KiB            -> bruck (ceil(log2 p) messages, any p)
  *   total < 512 KiB and p power of 2 -> recursive_doubling
  *   otherwise                        -> ring (bandwidth-optimal, neighbours only)
- * Inter-communicators: native.
+ * Inter calls (inter-communicators and colour splits): segmented for allgather,
+ * segmented_v for allgatherv, at every size. The two groups see different message sizes
+ * (each receives the other's), so a size rule could pick different algorithms in the two
+ * groups and deadlock; agreeing would cost an extra exchange on every call.
  */
 #include "agx_internal.h"
 
@@ -21,35 +24,36 @@
 static int default_rule(const agx_args *a)
 {
     const char *name;
-    if (a->ctx->kind == AGX_KIND_INTER)
-        name = "native";
+    if (a->kind == AGX_KIND_INTER)
+        name = a->op == AGX_OP_ALLGATHER ? "segmented" : "segmented_v";
     else if (a->total_bytes < AGX_SHORT_BYTES)
         name = "bruck";
     else if (a->total_bytes < AGX_MEDIUM_BYTES && agx_is_pow2(a->p))
         name = "recursive_doubling";
     else
         name = "ring";
-    return agx_alg_find(a->op, a->ctx->kind, name);
+    return agx_alg_find(a->op, a->kind, name);
 }
 
 int agx_select(agx_args *a, int *index)
 {
     agx_ctx *ctx = a->ctx;
     agx_op op = a->op;
+    agx_kind kind = a->kind;
     char names[512];
 
-    if (ctx->env_bad[op] && ctx->forced[op] < 0) {
-        agx_alg_names(op, ctx->kind, names, sizeof names);
+    if (ctx->env_bad[op] && ctx->forced[kind][op] < 0) {
+        agx_alg_names(op, kind, names, sizeof names);
         return agx_raise(ctx->user, MPI_ERR_ARG,
                          "unknown %s algorithm '%s' in the environment; valid: %s",
                          agx_op_name(op), ctx->env_bad[op], names);
     }
-    int forced = ctx->forced[op] >= 0 ? ctx->forced[op] : ctx->env_forced[op];
+    int forced = ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : ctx->env_forced[kind][op];
     if (forced < 0) {
         *index = default_rule(a);
         return MPI_SUCCESS;
     }
-    const agx_alg *alg = agx_alg_get(ctx->kind, forced);
+    const agx_alg *alg = agx_alg_get(kind, forced);
     const char *why = agx_alg_violation(alg, a);
     if (!why) {
         *index = forced;
@@ -59,13 +63,13 @@ int agx_select(agx_args *a, int *index)
         return agx_raise(ctx->user, MPI_ERR_ARG,
                          "%s algorithm '%s' cannot run here (%s) and AGX_FALLBACK=error",
                          agx_op_name(op), alg->name, why);
-    int fb = alg->fallback ? agx_alg_find(op, ctx->kind, alg->fallback) : -1;
-    if (fb < 0 || agx_alg_violation(agx_alg_get(ctx->kind, fb), a))
+    int fb = alg->fallback ? agx_alg_find(op, kind, alg->fallback) : -1;
+    if (fb < 0 || agx_alg_violation(agx_alg_get(kind, fb), a))
         fb = default_rule(a);
-    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[op] && ctx->rank == 0)
+    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0)
         fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",
-                agx_op_name(op), alg->name, why, agx_alg_get(ctx->kind, fb)->name);
-    ctx->warned[op] = 1;
+                agx_op_name(op), alg->name, why, agx_alg_get(kind, fb)->name);
+    ctx->warned[kind][op] = 1;
     *index = fb;
     return MPI_SUCCESS;
 }
@@ -82,17 +86,36 @@ int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name)
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return agx_raise_code(comm, rc);
     if (!name || !strcasecmp(name, "auto")) {
-        ctx->forced[op] = -1;
+        for (int k = 0; k < AGX_KIND_LAST; k++)
+            ctx->forced[k][op] = -1;
         return MPI_SUCCESS;
     }
-    int i = agx_alg_find(op, ctx->kind, name);
-    if (i < 0) {
-        agx_alg_names(op, ctx->kind, names, sizeof names);
-        return agx_raise(comm, MPI_ERR_ARG, "unknown %s%s algorithm '%s'; valid: %s",
-                         ctx->kind == AGX_KIND_INTER ? "inter-communicator " : "",
-                         agx_op_name(op), name, names);
+    /* The name applies to every table that has it: an intra-communicator serves the intra
+     * table and, through agx_intergroup_*, the inter table; an inter-communicator only
+     * the inter table. */
+    int idx[AGX_KIND_LAST], any = 0;
+    for (int k = 0; k < AGX_KIND_LAST; k++) {
+        int usable = !(ctx->kind == AGX_KIND_INTER && k == AGX_KIND_INTRA);
+        idx[k] = usable ? agx_alg_find(op, (agx_kind)k, name) : -1;
+        any |= idx[k] >= 0;
     }
-    ctx->forced[op] = i;
+    if (!any) {
+        if (ctx->kind == AGX_KIND_INTER) {
+            agx_alg_names(op, AGX_KIND_INTER, names, sizeof names);
+            return agx_raise(comm, MPI_ERR_ARG,
+                             "unknown inter-communicator %s algorithm '%s'; valid: %s",
+                             agx_op_name(op), name, names);
+        }
+        char inter_names[256];
+        agx_alg_names(op, AGX_KIND_INTRA, names, sizeof names);
+        agx_alg_names(op, AGX_KIND_INTER, inter_names, sizeof inter_names);
+        return agx_raise(comm, MPI_ERR_ARG,
+                         "unknown %s algorithm '%s'; valid: %s (intergroup: %s)",
+                         agx_op_name(op), name, names, inter_names);
+    }
+    for (int k = 0; k < AGX_KIND_LAST; k++)
+        if (idx[k] >= 0)
+            ctx->forced[k][op] = idx[k];
     return MPI_SUCCESS;
 }
 
@@ -106,7 +129,7 @@ int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name)
         return agx_raise(comm, MPI_ERR_ARG, "agx_comm_last_algorithm: invalid argument");
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return agx_raise_code(comm, rc);
-    const agx_alg *alg = agx_alg_get(ctx->kind, ctx->last[op]);
+    const agx_alg *alg = agx_alg_get(ctx->last_kind[op], ctx->last[op]);
     *name = alg ? alg->name : "none";
     return MPI_SUCCESS;
 }

@@ -7,6 +7,7 @@
 
 static atomic_int enabled = -1; /* -1: not yet read from AGX_STATS */
 static atomic_ullong c_msgs_local, c_msgs_nonlocal, c_bytes_local, c_bytes_nonlocal;
+static atomic_ullong c_msgs_ig, c_bytes_ig_sent, c_bytes_ig_recv;
 
 int agx_stats_enabled(void)
 {
@@ -27,6 +28,9 @@ void agx_stats_reset(void)
     atomic_store(&c_msgs_nonlocal, 0);
     atomic_store(&c_bytes_local, 0);
     atomic_store(&c_bytes_nonlocal, 0);
+    atomic_store(&c_msgs_ig, 0);
+    atomic_store(&c_bytes_ig_sent, 0);
+    atomic_store(&c_bytes_ig_recv, 0);
 }
 
 void agx_stats_get(agx_stats *out)
@@ -35,17 +39,37 @@ void agx_stats_get(agx_stats *out)
     out->msgs_nonlocal = atomic_load(&c_msgs_nonlocal);
     out->bytes_local = atomic_load(&c_bytes_local);
     out->bytes_nonlocal = atomic_load(&c_bytes_nonlocal);
+    out->msgs_intergroup = atomic_load(&c_msgs_ig);
+    out->bytes_intergroup_sent = atomic_load(&c_bytes_ig_sent);
+    out->bytes_intergroup_recv = atomic_load(&c_bytes_ig_recv);
 }
 
-void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes)
+void agx_stats_intergroup(long long sent, long long recvd)
 {
-    if (!agx_stats_enabled() || !ctx->node_of)
+    if (!agx_stats_enabled())
         return;
-    if (ctx->node_of[peer] == ctx->node_of[ctx->rank]) {
+    if (sent >= 0) {
+        atomic_fetch_add_explicit(&c_msgs_ig, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c_bytes_ig_sent, (unsigned long long)sent, memory_order_relaxed);
+    }
+    if (recvd > 0)
+        atomic_fetch_add_explicit(&c_bytes_ig_recv, (unsigned long long)recvd, memory_order_relaxed);
+}
+
+void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes)
+{
+    if (!agx_stats_enabled() || !node_of)
+        return;
+    if (node_of[peer] == node_of[me]) {
         atomic_fetch_add_explicit(&c_msgs_local, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&c_bytes_local, (unsigned long long)bytes, memory_order_relaxed);
     } else {
         atomic_fetch_add_explicit(&c_msgs_nonlocal, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&c_bytes_nonlocal, (unsigned long long)bytes, memory_order_relaxed);
     }
+}
+
+void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes)
+{
+    agx_stats_count_map(ctx->node_of, ctx->rank, peer, bytes);
 }

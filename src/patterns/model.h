@@ -1,0 +1,24 @@
+/*
+ * Cost models of the papers, in one place (no MPI), unit-tested against the papers'
+ * numbers. ts / tw: start-up and per-byte time of seed 000 (alpha / beta elsewhere).
+ */
+#ifndef AGX_MODEL_H
+#define AGX_MODEL_H
+
+/* ---- seed 000: intergroup allgather(v). KA, KB = total bytes of groups A (p procs) and B
+ * (q procs); kA, kB = block sizes (allgather). ---- */
+
+/* Lower bound on transfer time: M = max(KA, KB) (units of tw). */
+double agx_model_ig_lower_bound(double KA, double KB);
+/* Eq. 2: the production root-gathering algorithm (MPICH-style, sequential stages). */
+double agx_model_ig_root_gather_eq2(int p, int q, double kA, double kB, double ts, double tw);
+/* Theorem 1: transfer-time bound of Algorithm 1, (max(p kA, q kB) + k_small-group) tw,
+ * where the "+k" is the block of the smaller group (the paper's kB with q <= p). */
+double agx_model_ig_thm1_transfer(int p, int q, double kA, double kB);
+/* Theorem 3: transfer-time bound of Algorithm 2 (without the log(pq) Allreduce term). */
+double agx_model_ig_thm3_transfer(double KA, double KB, double maxkA, double maxkB);
+/* Eq. 5: expected improvement of Algorithm 1/2 over root gathering as messages grow:
+ * (M + 3 KA + 3 KB) / M. */
+double agx_model_ig_eq5_ratio(double KA, double KB);
+
+#endif
