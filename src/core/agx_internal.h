@@ -140,15 +140,22 @@ int agx_ig_get(agx_ctx *ctx, int color, agx_intergroup **out);
 void agx_ig_free(agx_intergroup *ig);
 /* An inter-communicator over the two groups (for the library's own collective). */
 int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out);
-/* My contribution as contiguous packed bytes: sendbuf itself for a predefined type, else
- * packed into *tmp (freed by the caller). */
-int agx_ig_send_bytes(const agx_args *a, const char **bytes, long long *k, char **tmp);
-/* The remote blocks' byte prefix sums pre[0..p] and where the remote message lands in
- * packed rank order: the receive buffer itself when its layout is exactly that (*direct),
- * else a temporary of pre[p] bytes. */
-int agx_ig_recv_space(const agx_args *a, long long *pre, char **full, int *direct);
-/* Unpack a packed remote message into the user's receive layout. */
-int agx_ig_unpack(const agx_args *a, const char *full, const long long *pre);
+/* The byte view of an intergroup call, shared by its algorithms:
+ *  - bytes/k: my contribution as contiguous packed bytes (sendbuf itself for a predefined
+ *    type, else packed into stmp);
+ *  - rpre[0..p]: byte prefix sums of the remote blocks;
+ *  - full: where the remote message lands in packed rank order, the receive buffer itself
+ *    when its layout is exactly that (direct), else a temporary unpacked at the end. */
+typedef struct {
+    const char *bytes;
+    long long k;
+    char *stmp, *full;
+    int direct;
+    long long *rpre;
+} agx_ig_io;
+int agx_ig_io_begin(const agx_args *a, agx_ig_io *io);
+/* Unpack (when rc is MPI_SUCCESS and not direct), free, and return rc or the unpack error. */
+int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc);
 /* Seed 000's exchange: send my bytes [R, R+k) of my group's index space under partition
  * sbnd (rsize segments), receive my segment of the remote space (partition rbnd over
  * lsize segments, remote prefix sums rpre) into full + rbnd[lrank], posting receives in

@@ -153,58 +153,72 @@ static int is_named(MPI_Datatype t)
     return comb == MPI_COMBINER_NAMED;
 }
 
-int agx_ig_send_bytes(const agx_args *a, const char **bytes, long long *k, char **tmp)
+static int send_bytes(const agx_args *a, agx_ig_io *io)
 {
-    int size, rc = MPI_SUCCESS;
+    int size;
     MPI_Type_size(a->sendtype, &size);
-    *k = (long long)size * a->sendcount;
-    *tmp = NULL;
-    if (is_named(a->sendtype) || *k == 0) {
-        *bytes = a->sendbuf;
+    io->k = (long long)size * a->sendcount;
+    if (is_named(a->sendtype) || io->k == 0) {
+        io->bytes = a->sendbuf;
         return MPI_SUCCESS;
     }
-    if (*k > INT_MAX)
+    if (io->k > INT_MAX)
         return MPI_ERR_COUNT;
-    *tmp = malloc((size_t)*k);
-    if (!*tmp)
+    io->stmp = malloc((size_t)io->k);
+    if (!io->stmp)
         return MPI_ERR_NO_MEM;
     int pos = 0;
-    rc = MPI_Pack(a->sendbuf, a->sendcount, a->sendtype, *tmp, (int)*k, &pos, MPI_COMM_SELF);
-    *bytes = *tmp;
-    return rc;
+    io->bytes = io->stmp;
+    return MPI_Pack(a->sendbuf, a->sendcount, a->sendtype, io->stmp, (int)io->k, &pos, MPI_COMM_SELF);
 }
 
-int agx_ig_recv_space(const agx_args *a, long long *pre, char **full, int *direct)
+static int recv_space(const agx_args *a, agx_ig_io *io)
 {
     const agx_blocks *b = &a->blk;
+    long long *pre = io->rpre, elems = 0;
     int packed = is_named(b->type);
-    long long elems = 0;
     for (int h = 0; h < a->p; h++) {
         pre[h] = elems * b->type_size;
         packed = packed && agx_blk_displ(b, h) == elems;
         elems += agx_blk_count(b, h);
     }
     pre[a->p] = elems * b->type_size;
-    *direct = packed;
+    io->direct = packed;
     if (packed) {
-        *full = b->buf;
+        io->full = b->buf;
         return MPI_SUCCESS;
     }
-    *full = malloc(pre[a->p] > 0 ? (size_t)pre[a->p] : 1);
-    return *full ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    io->full = malloc(pre[a->p] > 0 ? (size_t)pre[a->p] : 1);
+    return io->full ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-int agx_ig_unpack(const agx_args *a, const char *full, const long long *pre)
+int agx_ig_io_begin(const agx_args *a, agx_ig_io *io)
+{
+    int rc;
+    memset(io, 0, sizeof *io);
+    io->direct = 1;
+    io->rpre = malloc(sizeof(long long) * (size_t)(a->p + 1));
+    if (!io->rpre)
+        return MPI_ERR_NO_MEM;
+    if ((rc = send_bytes(a, io)) != MPI_SUCCESS)
+        return rc;
+    return recv_space(a, io);
+}
+
+int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc)
 {
     const agx_blocks *b = &a->blk;
-    int rc = MPI_SUCCESS;
-    for (int h = 0; h < a->p && rc == MPI_SUCCESS; h++) {
+    for (int h = 0; h < a->p && rc == MPI_SUCCESS && !io->direct; h++) {
         int n = agx_blk_count(b, h), pos = 0;
         if (n == 0)
             continue;
-        rc = MPI_Unpack(full + pre[h], (int)(pre[h + 1] - pre[h]), &pos,
+        rc = MPI_Unpack(io->full + io->rpre[h], (int)(io->rpre[h + 1] - io->rpre[h]), &pos,
                         b->buf + agx_blk_displ(b, h) * b->extent, n, b->type, MPI_COMM_SELF);
     }
+    if (!io->direct)
+        free(io->full);
+    free(io->stmp);
+    free(io->rpre);
     return rc;
 }
 

@@ -49,54 +49,29 @@ static int ref_allgatherv(const void *sb, int scount, MPI_Datatype stype, void *
                          MPI_COMM_SELF, MPI_STATUS_IGNORE);
 }
 
-/* Bytes a buffer of `elems` elements of t needs from its start. */
-static size_t span(MPI_Datatype t, long long elems)
-{
-    MPI_Aint lb, ext, tlb, text;
-    MPI_Type_get_extent(t, &lb, &ext);
-    MPI_Type_get_true_extent(t, &tlb, &text);
-    return elems > 0 ? (size_t)((elems - 1) * ext + tlb + text) : 0;
-}
-
 static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const dtcase *dt,
                     int inplace, unsigned seed)
 {
     MPI_Aint lb, rext;
     MPI_Type_get_extent(dt->rtype, &lb, &rext);
     int *counts = malloc(sizeof(int) * p), *displs = malloc(sizeof(int) * p);
-    int *order = malloc(sizeof(int) * p);
     unsigned rs = seed;
-    long long end = 0;
+    long long end;
 
     if (op == AGX_OP_ALLGATHER) {
-        for (int i = 0; i < p; i++) {
+        for (int i = 0; i < p; i++)
             counts[i] = count;
-            displs[i] = i * count;
-        }
+        end = mt_regular_displs(p, counts, displs);
     } else {
         /* random counts (a quarter of them zero), blocks placed in shuffled order with gaps */
-        for (int i = 0; i < p; i++) {
+        for (int i = 0; i < p; i++)
             counts[i] = (mt_rand(&rs) % 4 == 0) ? 0 : (int)(mt_rand(&rs) % (unsigned)(2 * count + 1));
-            order[i] = i;
-        }
-        for (int i = p - 1; i > 0; i--) {
-            int j = (int)(mt_rand(&rs) % (unsigned)(i + 1)), t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
-        long long off = mt_rand(&rs) % 3;
-        for (int k = 0; k < p; k++) {
-            displs[order[k]] = (int)off;
-            off += counts[order[k]] + mt_rand(&rs) % 4;
-        }
+        end = mt_shuffled_displs(p, counts, displs, &rs);
     }
-    for (int i = 0; i < p; i++)
-        if (displs[i] + counts[i] > end)
-            end = displs[i] + counts[i];
 
-    size_t rbytes = span(dt->rtype, end) + 16;
+    size_t rbytes = mt_span(dt->rtype, end) + 16;
     int scount = counts[rank] * dt->smult;
-    size_t sbytes = span(dt->stype, scount) + 16;
+    size_t sbytes = mt_span(dt->stype, scount) + 16;
     unsigned char *sbuf = malloc(sbytes), *rbuf = malloc(rbytes), *ref = malloc(rbytes);
     unsigned ds = seed * 2654435761u + (unsigned)rank * 40503u + 1;
     for (size_t i = 0; i < sbytes; i++)
@@ -106,7 +81,7 @@ static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const 
     if (inplace) {
         /* own contribution already in its block: write it there (holes too, harmlessly) */
         size_t off = (size_t)displs[rank] * (size_t)rext;
-        size_t n = span(dt->rtype, counts[rank]);
+        size_t n = mt_span(dt->rtype, counts[rank]);
         for (size_t i = 0; i < n; i++)
             rbuf[off + i] = (unsigned char)mt_rand(&ds);
     }
@@ -136,7 +111,7 @@ static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const 
         fprintf(stderr, "  rank %d: first difference at byte %zu of %zu (got %u, expected %u)\n",
                 rank, i, rbytes, rbuf[i], ref[i]);
     }
-    free(sbuf); free(rbuf); free(ref); free(counts); free(displs); free(order);
+    free(sbuf); free(rbuf); free(ref); free(counts); free(displs);
     return bad;
 }
 

@@ -25,14 +25,6 @@ typedef struct {
 
 static int wrank, wsize, passed, failed;
 
-static size_t span(MPI_Datatype t, long long elems)
-{
-    MPI_Aint lb, ext, tlb, text;
-    MPI_Type_get_extent(t, &lb, &ext);
-    MPI_Type_get_true_extent(t, &tlb, &text);
-    return elems > 0 ? (size_t)((elems - 1) * ext + tlb + text) : 0;
-}
-
 /* Block size (elements of the receive type) of rank i of group g (0 = A, 1 = B). */
 static int block_size(int op, int shape, int g, int i, int n, unsigned seed)
 {
@@ -129,34 +121,18 @@ int main(int argc, char **argv)
                             unsigned cs = seed + (unsigned)(pi * 7 + shape * 131 + d * 17 + op * 1009);
                             int mine = block_size(op, shape, isB, lrank, nG, cs);
                             int *counts = malloc(sizeof(int) * nH), *displs = malloc(sizeof(int) * nH);
-                            int *order = malloc(sizeof(int) * nH);
-                            long long end = 0, KH = 0;
+                            long long end, KH = 0;
                             unsigned rs = cs ^ 0x5bd1e995u;
-                            for (int h = 0; h < nH; h++) {
-                                counts[h] = block_size(op, shape, !isB, h, nH, cs);
-                                order[h] = h;
-                            }
-                            if (op == AGX_OP_ALLGATHERV) { /* shuffled, with gaps */
-                                for (int i = nH - 1; i > 0; i--) {
-                                    int j = (int)(mt_rand(&rs) % (unsigned)(i + 1)), t = order[i];
-                                    order[i] = order[j];
-                                    order[j] = t;
-                                }
-                            }
-                            long long off = op == AGX_OP_ALLGATHERV ? mt_rand(&rs) % 3 : 0;
-                            for (int k = 0; k < nH; k++) {
-                                displs[order[k]] = (int)off;
-                                off += counts[order[k]] + (op == AGX_OP_ALLGATHERV ? mt_rand(&rs) % 4 : 0);
-                            }
                             for (int h = 0; h < nH; h++)
-                                if (displs[h] + counts[h] > end)
-                                    end = displs[h] + counts[h];
+                                counts[h] = block_size(op, shape, !isB, h, nH, cs);
+                            end = op == AGX_OP_ALLGATHERV ? mt_shuffled_displs(nH, counts, displs, &rs)
+                                                          : mt_regular_displs(nH, counts, displs);
                             int esize;
                             MPI_Type_size(dt->rtype, &esize);
                             for (int h = 0; h < nH; h++)
                                 KH += (long long)counts[h] * esize;
                             int scount = mine * dt->smult;
-                            size_t sbytes = span(dt->stype, scount) + 16, rbytes = span(dt->rtype, end) + 16;
+                            size_t sbytes = mt_span(dt->stype, scount) + 16, rbytes = mt_span(dt->rtype, end) + 16;
                             unsigned char *sbuf = malloc(sbytes), *rbuf = malloc(rbytes), *ref = malloc(rbytes);
                             unsigned ds = cs * 2654435761u + (unsigned)wrank * 40503u + 1;
                             for (size_t i = 0; i < sbytes; i++)
@@ -227,7 +203,7 @@ int main(int argc, char **argv)
                             } else {
                                 passed++;
                             }
-                            free(sbuf); free(rbuf); free(ref); free(counts); free(displs); free(order);
+                            free(sbuf); free(rbuf); free(ref); free(counts); free(displs);
                         }
             }
         }

@@ -19,64 +19,40 @@
 int agx_allgather_inter_root_gather(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    const char *bytes;
-    char *stmp = NULL, *full = NULL, *gathered = NULL;
-    long long k, *rpre = NULL;
-    int *sizes = NULL, *displs = NULL, direct = 1, rc, root = ig->lrank == 0;
-
-    rpre = malloc(sizeof(long long) * (size_t)(ig->rsize + 1));
-    sizes = malloc(sizeof(int) * (size_t)ig->lsize);
-    displs = malloc(sizeof(int) * (size_t)ig->lsize);
-    if (!rpre || !sizes || !displs) {
-        rc = MPI_ERR_NO_MEM;
-        goto fn_exit;
+    agx_ig_io io;
+    char *gathered = NULL;
+    int *sizes = NULL, *displs = NULL, root = ig->lrank == 0, ki = 0;
+    long long KL = 0, KR = 0;
+    int rc = agx_ig_io_begin(a, &io);
+    if (rc == MPI_SUCCESS) {
+        KR = io.rpre[ig->rsize];
+        ki = (int)io.k;
+        sizes = malloc(sizeof(int) * (size_t)ig->lsize * 2);
+        rc = !sizes ? MPI_ERR_NO_MEM : (io.k > INT_MAX || KR > INT_MAX) ? MPI_ERR_COUNT : MPI_SUCCESS;
     }
-    if ((rc = agx_ig_send_bytes(a, &bytes, &k, &stmp)) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = agx_ig_recv_space(a, rpre, &full, &direct)) != MPI_SUCCESS)
-        goto fn_exit;
-    long long KR = rpre[ig->rsize], KL = 0;
-    int ki = (int)k;
-    if (k > INT_MAX || KR > INT_MAX) {
-        rc = MPI_ERR_COUNT;
-        goto fn_exit;
-    }
-    if ((rc = PMPI_Gather(&ki, 1, MPI_INT, sizes, 1, MPI_INT, 0, ig->local)) != MPI_SUCCESS)
-        goto fn_exit;
-    if (root) {
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gather(&ki, 1, MPI_INT, sizes, 1, MPI_INT, 0, ig->local);
+    if (rc == MPI_SUCCESS && root) {
+        displs = sizes + ig->lsize;
         for (int i = 0; i < ig->lsize; i++) {
             displs[i] = (int)KL;
             KL += sizes[i];
         }
-        if (KL > INT_MAX) {
-            rc = MPI_ERR_COUNT;
-            goto fn_exit;
-        }
-        gathered = malloc(KL > 0 ? (size_t)KL : 1);
-        if (!gathered) {
-            rc = MPI_ERR_NO_MEM;
-            goto fn_exit;
-        }
+        gathered = KL <= INT_MAX ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
+        rc = KL > INT_MAX ? MPI_ERR_COUNT : gathered ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
-    rc = PMPI_Gatherv(bytes, ki, MPI_BYTE, gathered, sizes, displs, MPI_BYTE, 0, ig->local);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gatherv(io.bytes, ki, MPI_BYTE, gathered, sizes, displs, MPI_BYTE, 0, ig->local);
     if (rc == MPI_SUCCESS && root) {
         int peer = ig->remote_x[0];
         agx_stats_count_map(ig->node_of, ig->xrank, peer, KL);
         agx_stats_intergroup(KL, KR);
-        rc = MPI_Sendrecv(gathered, (int)KL, MPI_BYTE, peer, AGX_TAG + 2, full, (int)KR, MPI_BYTE, peer,
-                          AGX_TAG + 2, ig->xcomm, MPI_STATUS_IGNORE);
+        rc = MPI_Sendrecv(gathered, (int)KL, MPI_BYTE, peer, AGX_TAG + 2, io.full, (int)KR, MPI_BYTE,
+                          peer, AGX_TAG + 2, ig->xcomm, MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Bcast(full, (int)KR, MPI_BYTE, 0, ig->local);
-    if (rc == MPI_SUCCESS && !direct)
-        rc = agx_ig_unpack(a, full, rpre);
-fn_exit:
-    if (!direct)
-        free(full);
+        rc = PMPI_Bcast(io.full, (int)KR, MPI_BYTE, 0, ig->local);
     free(gathered);
-    free(stmp);
-    free(rpre);
     free(sizes);
-    free(displs);
-    return rc;
+    return agx_ig_io_end(a, &io, rc);
 }

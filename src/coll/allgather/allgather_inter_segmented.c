@@ -24,34 +24,20 @@
 int agx_allgather_inter_segmented(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    const char *bytes;
-    char *stmp = NULL, *full = NULL;
-    long long k, *sbnd = NULL, *rbnd = NULL, *rpre = NULL;
-    int direct = 1, rc;
-
-    sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + 1));
-    rbnd = malloc(sizeof(long long) * (size_t)(ig->lsize + 1));
-    rpre = malloc(sizeof(long long) * (size_t)(ig->rsize + 1));
-    if (!sbnd || !rbnd || !rpre) {
-        rc = MPI_ERR_NO_MEM;
-        goto fn_exit;
+    agx_ig_io io;
+    long long *sbnd = NULL, *rbnd = NULL;
+    int rc = agx_ig_io_begin(a, &io);
+    if (rc == MPI_SUCCESS) {
+        sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + ig->lsize + 2));
+        rc = sbnd ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
-    if ((rc = agx_ig_send_bytes(a, &bytes, &k, &stmp)) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = agx_ig_recv_space(a, rpre, &full, &direct)) != MPI_SUCCESS)
-        goto fn_exit;
-    long long rk = (long long)a->blk.type_size * a->blk.ucount; /* the remote block */
-    agx_partition_subgroups(ig->lsize, ig->rsize, k, sbnd);   /* my group -> remote */
-    agx_partition_subgroups(ig->rsize, ig->lsize, rk, rbnd);  /* remote -> my group */
-    rc = agx_ig_exchange(a, bytes, (long long)ig->lrank * k, k, sbnd, rbnd, rpre, full);
-    if (rc == MPI_SUCCESS && !direct)
-        rc = agx_ig_unpack(a, full, rpre);
-fn_exit:
-    if (!direct)
-        free(full);
-    free(stmp);
+    if (rc == MPI_SUCCESS) {
+        rbnd = sbnd + ig->rsize + 1;
+        long long rk = (long long)a->blk.type_size * a->blk.ucount; /* the remote block */
+        agx_partition_subgroups(ig->lsize, ig->rsize, io.k, sbnd);  /* my group -> remote */
+        agx_partition_subgroups(ig->rsize, ig->lsize, rk, rbnd);    /* remote -> my group */
+        rc = agx_ig_exchange(a, io.bytes, (long long)ig->lrank * io.k, io.k, sbnd, rbnd, io.rpre, io.full);
+    }
     free(sbnd);
-    free(rbnd);
-    free(rpre);
-    return rc;
+    return agx_ig_io_end(a, &io, rc);
 }

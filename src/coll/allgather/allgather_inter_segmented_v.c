@@ -23,39 +23,25 @@
 int agx_allgather_inter_segmented_v(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    const char *bytes;
-    char *stmp = NULL, *full = NULL;
-    long long k, K = 0, R = 0, *sbnd = NULL, *rbnd = NULL, *rpre = NULL;
-    int direct = 1, rc;
-
-    sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + 1));
-    rbnd = malloc(sizeof(long long) * (size_t)(ig->lsize + 1));
-    rpre = malloc(sizeof(long long) * (size_t)(ig->rsize + 1));
-    if (!sbnd || !rbnd || !rpre) {
-        rc = MPI_ERR_NO_MEM;
-        goto fn_exit;
+    agx_ig_io io;
+    long long K = 0, R = 0, *sbnd = NULL, *rbnd = NULL;
+    int rc = agx_ig_io_begin(a, &io);
+    if (rc == MPI_SUCCESS) {
+        sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + ig->lsize + 2));
+        rc = sbnd ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
-    if ((rc = agx_ig_send_bytes(a, &bytes, &k, &stmp)) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = agx_ig_recv_space(a, rpre, &full, &direct)) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = PMPI_Allreduce(&k, &K, 1, MPI_LONG_LONG, MPI_SUM, ig->local)) != MPI_SUCCESS)
-        goto fn_exit;
-    if ((rc = PMPI_Exscan(&k, &R, 1, MPI_LONG_LONG, MPI_SUM, ig->local)) != MPI_SUCCESS)
-        goto fn_exit;
-    if (ig->lrank == 0)
-        R = 0; /* Exscan leaves rank 0's result undefined */
-    agx_partition_balanced(K, ig->rsize, sbnd);
-    agx_partition_balanced(rpre[ig->rsize], ig->lsize, rbnd);
-    rc = agx_ig_exchange(a, bytes, R, k, sbnd, rbnd, rpre, full);
-    if (rc == MPI_SUCCESS && !direct)
-        rc = agx_ig_unpack(a, full, rpre);
-fn_exit:
-    if (!direct)
-        free(full);
-    free(stmp);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(&io.k, &K, 1, MPI_LONG_LONG, MPI_SUM, ig->local);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Exscan(&io.k, &R, 1, MPI_LONG_LONG, MPI_SUM, ig->local);
+    if (rc == MPI_SUCCESS) {
+        if (ig->lrank == 0)
+            R = 0; /* Exscan leaves rank 0's result undefined */
+        rbnd = sbnd + ig->rsize + 1;
+        agx_partition_balanced(K, ig->rsize, sbnd);
+        agx_partition_balanced(io.rpre[ig->rsize], ig->lsize, rbnd);
+        rc = agx_ig_exchange(a, io.bytes, R, io.k, sbnd, rbnd, io.rpre, io.full);
+    }
     free(sbnd);
-    free(rbnd);
-    free(rpre);
-    return rc;
+    return agx_ig_io_end(a, &io, rc);
 }
