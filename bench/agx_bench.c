@@ -4,9 +4,16 @@
  *
  *   agx-bench allgather|allgatherv [-a ALG[,ALG...]] [-m MIN:MAX] [-i ITERS] [-x WARMUP]
  *             [-c] [--dist uniform|linear] [--csv FILE] [--json FILE] [-q]
+ *   agx-bench inter-allgather --setting N [--comm inter|color] [same options]
  *   agx-bench --list
  *
  * Size is the bytes each process contributes (OSU's convention), MPI_BYTE data.
+ * inter-allgather runs seed 000's settings 1-8 (1-4 allgather, 5-8 allgatherv) on two
+ * groups A (the first p ranks) and B, scaled to the ranks given: p:q = 1 (settings 1, 5,
+ * 6) or 25:7 (the others); Size is the largest block of any process (the paper's
+ * "maximum message size per node"), MPI_INT data as in the paper; block sizes: equal
+ * (1, 2, 5, 7), A four times B (3), B four times A (4), rank i of a group of n sends
+ * Size * i / (n-1) (6, 8). It prints T_root_gather / T_segmented(_v) next to Eq. 5.
  * Timing (ReproMPI's definition): ranks meet in MPI_Barrier before every iteration; an
  * iteration's time is the maximum over ranks of the local time of the call; the report
  * gives avg, min, max, p50 and p99 of those iteration times. -c fills new data before
@@ -15,6 +22,7 @@
  * the `native` algorithm's traffic is invisible to agx and reported as "-" (JSON null).
  */
 #include "agx.h"
+#include "model.h" /* seed 000 Eq. 5, for the predicted ratio */
 
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +34,8 @@
 
 typedef struct {
     agx_op op;
+    int setting;          /* inter-allgather: seed 000 setting 1..8, 0: intra op */
+    int color_split;      /* inter-allgather on a colour split instead of an inter-comm */
     char *algs[MAX_ALGS];
     int nalgs;
     long long min_bytes, max_bytes;
@@ -40,6 +50,8 @@ typedef struct {
     double avg, min, max, p50, p99;
     int validated;
     int counted;
+    int setting, p, q;
+    double eq5;
     unsigned long long ml, mn, bl, bn;
 } record;
 
@@ -49,6 +61,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: agx-bench allgather|allgatherv [options]\n"
+            "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
             "       agx-bench --list\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
@@ -61,6 +74,9 @@ static void usage(FILE *f)
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
             "  --json FILE   the same records as a JSON array\n"
             "  -q            no progress line\n"
+            "  --setting N   inter-allgather: seed 000 setting 1-8 (default 1)\n"
+            "  --comm C      inter-allgather on an inter-communicator (inter, default) or on\n"
+            "                the colour split of MPI_COMM_WORLD (color)\n"
             "  --list        every registered algorithm with its description\n");
 }
 
@@ -90,8 +106,11 @@ static int parse_args(int argc, char **argv, options *o)
         o->op = AGX_OP_ALLGATHER;
     else if (!strcmp(argv[1], "allgatherv"))
         o->op = AGX_OP_ALLGATHERV;
+    else if (!strcmp(argv[1], "inter-allgather"))
+        o->setting = 1;
     else
         return -1;
+    int sized = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -113,6 +132,7 @@ static int parse_args(int argc, char **argv, options *o)
             } else {
                 o->max_bytes = parse_size(v);
             }
+            sized = 1;
             i++;
         } else if (v && !strcmp(a, "-i")) {
             o->iters = atoi(v);
@@ -123,6 +143,12 @@ static int parse_args(int argc, char **argv, options *o)
         } else if (v && !strcmp(a, "--dist")) {
             o->dist_linear = !strcmp(v, "linear");
             i++;
+        } else if (v && !strcmp(a, "--setting") && o->setting) {
+            o->setting = atoi(v);
+            i++;
+        } else if (v && !strcmp(a, "--comm") && o->setting) {
+            o->color_split = !strcmp(v, "color");
+            i++;
         } else if (v && !strcmp(a, "--csv")) {
             o->csv = v;
             i++;
@@ -131,6 +157,20 @@ static int parse_args(int argc, char **argv, options *o)
             i++;
         } else {
             return -1;
+        }
+    }
+    if (o->setting) {
+        if (o->setting < 1 || o->setting > 8)
+            return -1;
+        o->op = o->setting <= 4 ? AGX_OP_ALLGATHER : AGX_OP_ALLGATHERV;
+        if (!sized) { /* the paper's sweep starts at 64 KiB; 1 MiB keeps it short here */
+            o->min_bytes = 64 * 1024;
+            o->max_bytes = 1 << 20;
+        }
+        if (o->nalgs == 0) {
+            o->algs[o->nalgs++] = strdup("root_gather");
+            o->algs[o->nalgs++] = strdup(o->setting <= 4 ? "segmented" : "segmented_v");
+            o->algs[o->nalgs++] = strdup("native");
         }
     }
     if (o->nalgs == 0)
@@ -168,26 +208,128 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Per-rank counts for this size. */
-static void make_counts(const options *o, long long bytes, int *counts, int *displs)
+/* What one size means for this rank: its contribution, and the blocks it receives. */
+typedef struct {
+    MPI_Datatype type;
+    int unit;            /* bytes per element */
+    int mine;            /* elements I send */
+    int n;               /* blocks I receive */
+    int *counts, *displs;
+    int *src;            /* world rank that sent each block (for validation) */
+    long long total;     /* elements received */
+    double KA, KB;       /* intergroup: total bytes of groups A and B */
+    int p, q;
+} shape;
+
+/* seed 000 settings: group sizes for n ranks */
+static void setting_groups(int setting, int n, int *p, int *q)
 {
-    long long off = 0;
-    for (int i = 0; i < nprocs; i++) {
-        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
-        counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
-        displs[i] = (int)off;
-        off += counts[i];
+    int equal = setting == 1 || setting == 5 || setting == 6;
+    *p = equal ? n - n / 2 : (int)(n * 25.0 / 32.0 + 0.5);
+    if (*p >= n)
+        *p = n - 1;
+    if (*p < 1)
+        *p = 1;
+    *q = n - *p;
+}
+
+/* Block of rank i of a group of n (g: 0 = A, 1 = B) in a setting, in elements. */
+static int setting_block(int setting, int g, int i, int n, long long size_elems)
+{
+    switch (setting) {
+    case 3: return (int)(g == 0 ? size_elems : size_elems / 4);
+    case 4: return (int)(g == 1 ? size_elems : size_elems / 4);
+    case 6:
+    case 8: return (int)(n > 1 ? size_elems * i / (n - 1) : size_elems);
+    default: return (int)size_elems;
     }
+}
+
+static void make_shape(const options *o, long long bytes, shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (!o->setting) {
+        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
+        sh->type = MPI_BYTE;
+        sh->unit = 1;
+        sh->n = nprocs;
+        sh->counts = malloc(sizeof(int) * nprocs);
+        sh->displs = malloc(sizeof(int) * nprocs);
+        sh->src = malloc(sizeof(int) * nprocs);
+        for (int i = 0; i < nprocs; i++) {
+            sh->counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
+            sh->displs[i] = (int)sh->total;
+            sh->src[i] = i;
+            sh->total += sh->counts[i];
+        }
+        sh->mine = sh->counts[rank];
+        return;
+    }
+    sh->type = MPI_INT;
+    sh->unit = 4;
+    setting_groups(o->setting, nprocs, &sh->p, &sh->q);
+    int isB = rank >= sh->p, lrank = isB ? rank - sh->p : rank;
+    int nG = isB ? sh->q : sh->p, nH = isB ? sh->p : sh->q;
+    long long elems = bytes / 4;
+    sh->mine = setting_block(o->setting, isB, lrank, nG, elems);
+    sh->n = nH;
+    sh->counts = malloc(sizeof(int) * nH);
+    sh->displs = malloc(sizeof(int) * nH);
+    sh->src = malloc(sizeof(int) * nH);
+    for (int h = 0; h < nH; h++) {
+        sh->counts[h] = setting_block(o->setting, !isB, h, nH, elems);
+        sh->displs[h] = (int)sh->total;
+        sh->src[h] = isB ? h : sh->p + h;
+        sh->total += sh->counts[h];
+    }
+    for (int i = 0; i < sh->p; i++)
+        sh->KA += 4.0 * setting_block(o->setting, 0, i, sh->p, elems);
+    for (int i = 0; i < sh->q; i++)
+        sh->KB += 4.0 * setting_block(o->setting, 1, i, sh->q, elems);
+}
+
+static void free_shape(shape *sh)
+{
+    free(sh->counts);
+    free(sh->displs);
+    free(sh->src);
+}
+
+/* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
+ * inter-communicator between the two groups (or the duplicate, for a colour split). */
+static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)
+{
+    MPI_Comm local, inter;
+    if (!o->setting || o->color_split)
+        return world;
+    int isB = rank >= p;
+    MPI_Comm_split(world, isB, rank, &local);
+    MPI_Intercomm_create(local, 0, world, isB ? 0 : p, 7, &inter);
+    MPI_Comm_free(&local);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    return inter;
+}
+
+static int do_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm)
+{
+    int isB = rank >= sh->p;
+    if (o->setting && o->color_split)
+        return o->op == AGX_OP_ALLGATHER
+                   ? agx_intergroup_allgather(sbuf, sh->mine, sh->type, rbuf, sh->counts[0], sh->type, comm, isB)
+                   : agx_intergroup_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type,
+                                               comm, isB);
+    if (o->op == AGX_OP_ALLGATHER)
+        return agx_allgather(sbuf, sh->mine, sh->type, rbuf, sh->counts[0], sh->type, comm);
+    return agx_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type, comm);
 }
 
 static int run_one(MPI_Comm comm, const options *o, const char *alg, long long bytes, record *rec,
                    double *times, double *tmax)
 {
-    int *counts = malloc(sizeof(int) * nprocs), *displs = malloc(sizeof(int) * nprocs);
-    make_counts(o, bytes, counts, displs);
-    long long total = (long long)displs[nprocs - 1] + counts[nprocs - 1];
-    int mine = counts[rank];
-    unsigned char *sbuf = malloc(mine ? mine : 1), *rbuf = malloc(total ? total : 1);
+    shape sh;
+    make_shape(o, bytes, &sh);
+    long long sb = (long long)sh.mine * sh.unit, rb = sh.total * sh.unit;
+    unsigned char *sbuf = malloc(sb ? sb : 1), *rbuf = malloc(rb ? rb : 1);
     int ok = 1, rc = MPI_SUCCESS;
 
     rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") ? alg : NULL);
@@ -197,25 +339,22 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         if (it == 0)
             agx_stats_reset();
         if (o->check) {
-            for (int j = 0; j < mine; j++)
+            for (long long j = 0; j < sb; j++)
                 sbuf[j] = pattern(rank, j, it);
-            memset(rbuf, 0xEE, total);
+            memset(rbuf, 0xEE, rb);
         }
-        MPI_Barrier(comm);
+        MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        if (o->op == AGX_OP_ALLGATHER)
-            rc = agx_allgather(sbuf, mine, MPI_BYTE, rbuf, mine, MPI_BYTE, comm);
-        else
-            rc = agx_allgatherv(sbuf, mine, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, comm);
+        rc = do_call(o, &sh, sbuf, rbuf, comm);
         double t = MPI_Wtime() - t0;
         if (rc != MPI_SUCCESS)
             break;
         if (it >= 0)
             times[it] = t;
         if (o->check)
-            for (int i = 0; i < nprocs && ok; i++)
-                for (long long j = 0; j < counts[i]; j++)
-                    if (rbuf[displs[i] + j] != pattern(i, j, it)) {
+            for (int i = 0; i < sh.n && ok; i++)
+                for (long long j = 0; j < (long long)sh.counts[i] * sh.unit; j++)
+                    if (rbuf[(long long)sh.displs[i] * sh.unit + j] != pattern(sh.src[i], j, it)) {
                         fprintf(stderr, "agx-bench: rank %d: %s %s %lld B: wrong byte %lld of block %d "
                                 "at iteration %d\n", rank, agx_op_name(o->op), alg, bytes, j, i, it);
                         ok = 0;
@@ -228,10 +367,10 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     agx_stats st;
     agx_stats_get(&st);
     unsigned long long c[4] = {st.msgs_local, st.msgs_nonlocal, st.bytes_local, st.bytes_nonlocal}, cm[4];
-    MPI_Reduce(c, cm, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, comm);
-    MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(c, cm, 4, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     int okall;
-    MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     const char *ran;
     agx_comm_last_algorithm(comm, o->op, &ran);
     snprintf(rec->alg, sizeof rec->alg, "%s", ran);
@@ -242,6 +381,10 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     rec->mn = cm[1] / o->iters;
     rec->bl = cm[2] / o->iters;
     rec->bn = cm[3] / o->iters;
+    rec->setting = o->setting;
+    rec->p = sh.p;
+    rec->q = sh.q;
+    rec->eq5 = o->setting ? agx_model_ig_eq5_ratio(sh.KA, sh.KB) : 0;
     if (rank == 0) {
         double sum = 0;
         for (int i = 0; i < o->iters; i++)
@@ -258,8 +401,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
 fn_exit:
     free(sbuf);
     free(rbuf);
-    free(counts);
-    free(displs);
+    free_shape(&sh);
     return rc;
 }
 
@@ -281,13 +423,17 @@ static void write_csv(const char *path, const options *o, const record *r, int n
         return;
     }
     fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
-               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal\n");
+               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio\n");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", agx_op_name(o->op), r[i].alg,
                 nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min, r[i].max, r[i].p50, r[i].p99,
                 r[i].validated ? "true" : "false");
         if (r[i].counted)
-            fprintf(f, "%llu,%llu,%llu,%llu\n", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
+            fprintf(f, "%llu,%llu,%llu,%llu,", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
+        else
+            fprintf(f, ",,,,");
+        if (r[i].setting)
+            fprintf(f, "%d,%d,%d,%.3f\n", r[i].setting, r[i].p, r[i].q, r[i].eq5);
         else
             fprintf(f, ",,,\n");
     }
@@ -310,10 +456,14 @@ static void write_json(const char *path, const options *o, const record *r, int 
                 r[i].max, r[i].p50, r[i].p99, r[i].validated ? "true" : "false");
         if (r[i].counted)
             fprintf(f, "\"msgs_local\": %llu, \"msgs_nonlocal\": %llu, \"bytes_local\": %llu, "
-                       "\"bytes_nonlocal\": %llu}", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
+                       "\"bytes_nonlocal\": %llu", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
         else
             fprintf(f, "\"msgs_local\": null, \"msgs_nonlocal\": null, \"bytes_local\": null, "
-                       "\"bytes_nonlocal\": null}");
+                       "\"bytes_nonlocal\": null");
+        if (r[i].setting)
+            fprintf(f, ", \"setting\": %d, \"p\": %d, \"q\": %d, \"eq5_ratio\": %.3f", r[i].setting,
+                    r[i].p, r[i].q, r[i].eq5);
+        fprintf(f, "}");
         fprintf(f, "%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "]\n");
@@ -338,10 +488,21 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm world;
+    MPI_Comm_dup(MPI_COMM_WORLD, &world);
+    MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
     agx_stats_enable(1);
+    int gp = 0, gq = 0;
+    if (o.setting) {
+        if (nprocs < 2) {
+            if (rank == 0)
+                fprintf(stderr, "agx-bench: inter-allgather needs at least 2 ranks\n");
+            MPI_Finalize();
+            return 2;
+        }
+        setting_groups(o.setting, nprocs, &gp, &gq);
+    }
+    MPI_Comm comm = bench_comm(&o, world, gp);
 
     int nsizes = 0;
     for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1)
@@ -359,12 +520,19 @@ int main(int argc, char **argv)
         char *nl = strchr(ver, '\n');
         if (nl)
             *nl = '\0';
-        printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s\n",
-               agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
-               o.op == AGX_OP_ALLGATHERV ? (o.dist_linear ? "  dist=linear" : "  dist=uniform") : "");
+        if (o.setting)
+            printf("# agx-bench inter-allgather  setting=%d (%s)  p=%d q=%d  on %s  nprocs=%d  iterations=%d  "
+                   "warmup=%d  validate=%s\n", o.setting, agx_op_name(o.op), gp, gq,
+                   o.color_split ? "a colour split" : "an inter-communicator", nprocs, o.iters, o.warmup,
+                   o.check ? "yes" : "no");
+        else
+            printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s\n",
+                   agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
+                   o.op == AGX_OP_ALLGATHERV ? (o.dist_linear ? "  dist=linear" : "  dist=uniform") : "");
         printf("# MPI: %s\n", ver);
         printf("# time per call in us: max over ranks of the local time, barrier before each "
-               "iteration; Size = bytes per process\n");
+               "iteration; Size = %s\n", o.setting ? "largest block of any process, bytes (MPI_INT)"
+                                                    : "bytes per process");
         printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
                "(same node / other node); '-' = not visible (native)\n");
         printf("%-10s %-20s %10s %10s %10s %10s %10s %6s %8s %10s %16s %6s\n", "# Size", "Algorithm",
@@ -373,7 +541,7 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
-        double first = 0;
+        double first = 0, t_root = 0, t_seg = 0, eq5 = 0;
         for (int a = 0; a < o.nalgs; a++) {
             record *r = &recs[nrec];
             int rc = run_one(comm, &o, o.algs[a], b, r, times, tmax);
@@ -393,12 +561,16 @@ int main(int argc, char **argv)
             if (rank == 0) {
                 if (a == 0)
                     first = r->avg;
+                if (!strcmp(r->alg, "root_gather"))
+                    t_root = r->avg;
+                if (!strcmp(r->alg, "segmented") || !strcmp(r->alg, "segmented_v"))
+                    t_seg = r->avg;
+                eq5 = r->eq5;
                 char ms[32], bs[48];
                 fmt_counts(ms, sizeof ms, r, 0);
                 fmt_counts(bs, sizeof bs, r, 1);
-                if (progress) {
-                    fprintf(stderr, "\r%60s\r", "");
-                }
+                if (progress)
+                    fprintf(stderr, "\r%70s\r", ""); /* clear the progress line */
                 printf("%-10lld %-20s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %10s %16s %6s\n", b,
                        r->alg, r->avg, r->min, r->max, r->p50, r->p99, o.iters,
                        r->avg > 0 ? first / r->avg : 0.0, ms, bs,
@@ -410,6 +582,13 @@ int main(int argc, char **argv)
                     progress = 1;
                 }
             }
+        }
+        if (rank == 0 && o.setting && t_root > 0 && t_seg > 0) {
+            if (progress)
+                fprintf(stderr, "\r%70s\r", "");
+            printf("# %lld B: T_root_gather / T_segmented = %.2f   (Eq. 5 predicts %.2f as messages grow)\n", b,
+                   t_root / t_seg, eq5);
+            fflush(stdout);
         }
     }
 done:
@@ -426,7 +605,9 @@ done:
     free(tmax);
     for (int a = 0; a < o.nalgs; a++)
         free(o.algs[a]);
-    MPI_Comm_free(&comm);
+    if (comm != world)
+        MPI_Comm_free(&comm);
+    MPI_Comm_free(&world);
     MPI_Finalize();
     return failed ? 1 : 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run an MPI test under valgrind memcheck on 2 ranks and fail on any error record
+# Run an MPI test under valgrind memcheck on 2 ranks (AGX_VALGRIND_NP to change) and fail on any error record
 # (invalid access, uninitialised use, definite leak) whose stack passes through agx
 # (a frame in one of libagx's source files under src/). Records inside MPI_Init / MPI_Finalize are
 # the MPI library's own (Open MPI leaks at start-up) and are ignored; the count of
@@ -13,8 +13,8 @@ files=$(cd "$src" && find src -name '*.c' -printf '%f\n' | sed 's/\./\\./' | pas
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 supp=/usr/share/openmpi/openmpi-valgrind.supp
-sarg=(); [ -f "$supp" ] && sarg=(--suppressions="$supp")
-"$agxrun" -n 2 --timeout 600 valgrind --leak-check=full --show-leak-kinds=definite \
+sarg=(--suppressions="$src/tests/valgrind-mpi.supp"); [ -f "$supp" ] && sarg+=(--suppressions="$supp")
+"$agxrun" -n "${AGX_VALGRIND_NP:-2}" --timeout 600 valgrind --leak-check=full --show-leak-kinds=definite \
   --errors-for-leak-kinds=definite --num-callers=30 "${sarg[@]}" \
   --log-file="$log/vg.%p" "$@"
 rc=$?
