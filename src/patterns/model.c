@@ -30,3 +30,10 @@ double agx_model_ig_eq5_ratio(double KA, double KB)
     double M = dmax(KA, KB);
     return M > 0 ? (M + 3 * KA + 3 * KB) / M : 1.0;
 }
+
+double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0, double kB0)
+{
+    double seg = KA + KB + (p - 1) * KB + (q - 1) * KA;
+    double root = seg + (KA - kA0) + (KB - kB0);
+    return seg > 0 ? root / seg : 1.0;
+}

@@ -21,4 +21,13 @@ double agx_model_ig_thm3_transfer(double KA, double KB, double maxkA, double max
  * (M + 3 KA + 3 KB) / M. */
 double agx_model_ig_eq5_ratio(double KA, double KB);
 
+/* Total bytes copied by all processes together, root gathering over segmentation, for
+ * the case the single-port model does not cover: every transfer shares one node's memory
+ * bandwidth, so the volume, not the per-process critical path, sets the time.
+ *   segmented:   exchange KA + KB, allgathers (p-1) KB + (q-1) KA;
+ *   root gather: the same plus the gathers (KA - kA0) + (KB - kB0), kA0/kB0 the roots'
+ *                own blocks (the exchange of the gathered messages moves KA + KB, and the
+ *                broadcasts (p-1) KB + (q-1) KA). */
+double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0, double kB0);
+
 #endif

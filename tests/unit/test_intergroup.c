@@ -205,6 +205,10 @@ TEST(model_eq5)
     /* Theorem 1 tends to the bound M */
     ASSERT(agx_model_ig_thm1_transfer(2500, 700, 1, 1) / agx_model_ig_lower_bound(2500, 700) < 1.001);
     ASSERT(agx_model_ig_thm3_transfer(100, 50, 10, 5) == 110);
+    /* volume model: p = 5, q = 4, equal blocks k: segmented 40k, root gathering 47k */
+    ASSERT(fabs(agx_model_ig_volume_ratio(5, 4, 5, 4, 1, 1) - 47.0 / 40) < 1e-12);
+    /* p = 7, q = 2 (settings 2, 7): 28k against 35k */
+    ASSERT(fabs(agx_model_ig_volume_ratio(7, 2, 7, 2, 1, 1) - 35.0 / 28) < 1e-12);
 }
 
 UNIT_MAIN()
