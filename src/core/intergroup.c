@@ -241,14 +241,10 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
         rc = MPI_ERR_COUNT; /* the local allgatherv counts in int bytes */
         goto fn_exit;
     }
-    /* receives first, in the order of Section 4.1, then the sends in receiver order */
-    int nr = agx_plan_recvs(ig->lrank, rbnd, rpre, ig->rsize, rp);
-    for (int i = 0; i < nr; i++)
-        agx_stats_intergroup(-1, rp[i].len);
-    for (int i = 0; i < nr && rc == MPI_SUCCESS; i++)
-        if ((rc = MPI_Irecv(full + rbnd[ig->lrank] + rp[i].off, (int)rp[i].len, MPI_BYTE,
-                            ig->remote_x[rp[i].peer], AGX_TAG_INTER, ig->xcomm, &req[nreq])) == MPI_SUCCESS)
-            nreq++;
+    /* Sends go out non-blocking, in ascending receiver order. Receives are taken one at a
+     * time in Section 4.1's order, so a receiver's link carries one sender at a time; this
+     * avoids incast, and rendezvous-size messages start flowing only when their turn
+     * comes. The pending sends progress while a receive waits, so this cannot deadlock. */
     int ns = agx_plan_sends(R, k, sbnd, ig->rsize, sp);
     for (int i = 0; i < ns && rc == MPI_SUCCESS; i++) {
         int peer = ig->remote_x[sp[i].peer];
@@ -257,6 +253,12 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
         if ((rc = MPI_Isend(bytes + sp[i].off, (int)sp[i].len, MPI_BYTE, peer, AGX_TAG_INTER,
                             ig->xcomm, &req[nreq])) == MPI_SUCCESS)
             nreq++;
+    }
+    int nr = agx_plan_recvs(ig->lrank, rbnd, rpre, ig->rsize, rp);
+    for (int i = 0; i < nr && rc == MPI_SUCCESS; i++) {
+        agx_stats_intergroup(-1, rp[i].len);
+        rc = MPI_Recv(full + rbnd[ig->lrank] + rp[i].off, (int)rp[i].len, MPI_BYTE,
+                      ig->remote_x[rp[i].peer], AGX_TAG_INTER, ig->xcomm, MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS)
         rc = MPI_Waitall(nreq, req, st);
