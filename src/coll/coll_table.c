@@ -12,6 +12,9 @@ int agx_allgather_intra_neighbor_exchange(const agx_args *a);
 int agx_allgather_intra_gather_bcast(const agx_args *a);
 int agx_allgather_native(const agx_args *a);
 int agx_allgatherv_native(const agx_args *a);
+int agx_allgather_intra_loc_bruck(const agx_args *a);
+int agx_allgather_intra_hierarchical(const agx_args *a);
+int agx_allgather_intra_multileader(const agx_args *a);
 int agx_allgather_inter_root_gather(const agx_args *a);
 int agx_allgather_inter_segmented(const agx_args *a);
 int agx_allgather_inter_segmented_v(const agx_args *a);
@@ -27,6 +30,9 @@ enum {
     AGX_INTRA_RECURSIVE_DOUBLING,
     AGX_INTRA_NEIGHBOR_EXCHANGE,
     AGX_INTRA_GATHER_BCAST,
+    AGX_INTRA_LOC_BRUCK,
+    AGX_INTRA_HIERARCHICAL,
+    AGX_INTRA_MULTILEADER,
     AGX_INTRA_LAST
 };
 
@@ -52,6 +58,15 @@ static const agx_alg intra_table[AGX_INTRA_LAST] = {
     [AGX_INTRA_GATHER_BCAST] = {.id = AGX_INTRA_GATHER_BCAST, .name = "gather_bcast",
         .desc = "linear gather to rank 0 + binomial broadcast (LNBC)",
         .fn = BOTH_OPS(agx_allgather_intra_gather_bcast)},
+    [AGX_INTRA_LOC_BRUCK] = {.id = AGX_INTRA_LOC_BRUCK, .name = "loc_bruck",
+        .desc = "locality-aware Bruck: local allgathers + ceil(log_pl r) non-local steps (seed 002 Alg. 2)",
+        .fn = BOTH_OPS(agx_allgather_intra_loc_bruck)},
+    [AGX_INTRA_HIERARCHICAL] = {.id = AGX_INTRA_HIERARCHICAL, .name = "hierarchical",
+        .desc = "gather to one leader per region, leader Bruck allgather, local bcast",
+        .fn = BOTH_OPS(agx_allgather_intra_hierarchical)},
+    [AGX_INTRA_MULTILEADER] = {.id = AGX_INTRA_MULTILEADER, .name = "multileader",
+        .desc = "AGX_LEADERS leaders per region: sub-block gather, leader allgathers, bcast",
+        .fn = BOTH_OPS(agx_allgather_intra_multileader)},
 };
 
 /* Inter calls: inter-communicators and colour splits of an intra-communicator. */

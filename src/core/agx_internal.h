@@ -4,6 +4,7 @@
 
 #include "agx.h"
 #include "intergroup.h"
+#include "locality.h"
 #include "patterns.h"
 
 #include <mpi.h>
@@ -106,7 +107,10 @@ struct agx_ctx {
     agx_kind last_kind[AGX_OP_LAST];
     int warned[AGX_KIND_LAST][AGX_OP_LAST];
     int fallback_policy;
-    int *node_of;              /* rank -> node id (smallest rank of its node), NULL until needed */
+    int leaders;               /* multileader: leaders per region (AGX_LEADERS, default 2) */
+    agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
+                                * nodes), NULL until an algorithm or the counters need them */
+    struct agx_locplan *locplans; /* cached plans of the locality-aware algorithms */
     agx_intergroup *ig;        /* the two groups (inter-communicator or colour split) */
     struct agx_ctx *prev, *next;
 };
@@ -119,6 +123,12 @@ int agx_ctx_setup(agx_ctx *ctx);
 
 /* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm. */
 int agx_node_map(MPI_Comm comm, int **node_of);
+/* The regions of ctx (collective on first use, then cached). */
+int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out);
+void agx_ctx_free_locality(agx_ctx *ctx);
+/* Run a locality-aware algorithm: its virtual order and plan (built once per communicator
+ * and cached), over the receive layout permuted to that order. */
+int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locplan_fn plan, int nl);
 
 /* ---- intergroup (src/core/intergroup.c) -------------------------------------------------
  * The two groups of an inter call, as one interface whatever their origin: `xcomm` is an
@@ -187,6 +197,9 @@ void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
 /* ---- schedule engine ------------------------------------------------------------------- */
 /* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */
 int agx_copy_own_block(const agx_args *a);
+/* Run a plan (src/patterns/locality.h) over layout blk: each step's sends and receives
+ * are posted together, then waited for. */
+int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl);
 /* Run a schedule from src/patterns over the receive layout. */
 int agx_run_schedule(const agx_args *a, agx_nsteps_fn nsteps, agx_step_fn step);
 /* Send / receive a block set (counted). */

@@ -33,7 +33,7 @@ static void ctx_free(agx_ctx *ctx)
         MPI_Comm_free(&ctx->pcomm);
     for (int op = 0; op < AGX_OP_LAST; op++)
         free(ctx->env_bad[op]);
-    free(ctx->node_of);
+    agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);
     free(ctx);
 }
@@ -126,6 +126,8 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     MPI_Comm_rank(comm, &ctx->rank);
     MPI_Comm_size(comm, &ctx->p);
     ctx->fallback_policy = fallback_from_env();
+    const char *ld = getenv("AGX_LEADERS");
+    ctx->leaders = ld && atoi(ld) > 0 ? atoi(ld) : 2;
     for (int op = 0; op < AGX_OP_LAST; op++) {
         ctx->last[op] = -1;
         for (int k = 0; k < AGX_KIND_LAST; k++)
@@ -191,7 +193,9 @@ int agx_ctx_setup(agx_ctx *ctx)
             return rc;
         MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
     }
-    if (agx_stats_enabled() && !ctx->node_of && ctx->kind == AGX_KIND_INTRA)
-        rc = agx_node_map(ctx->pcomm, &ctx->node_of);
+    if (agx_stats_enabled() && !ctx->reg && ctx->kind == AGX_KIND_INTRA) {
+        const agx_regions *reg;
+        rc = agx_ctx_regions(ctx, &reg);
+    }
     return rc;
 }

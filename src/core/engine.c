@@ -135,6 +135,54 @@ int agx_irecv_set(const agx_args *a, const agx_blockset *s, int peer, MPI_Reques
     return rc;
 }
 
+int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl)
+{
+    int rc = MPI_SUCCESS, i = 0;
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(pl->n > 0 ? pl->n : 1));
+    agx_msg *msg = malloc(sizeof(agx_msg) * (size_t)(pl->n > 0 ? pl->n : 1));
+    if (!req || !msg) {
+        free(req);
+        free(msg);
+        return MPI_ERR_NO_MEM;
+    }
+    /* one step at a time: post its receives and sends together, then wait */
+    while (i < pl->n && rc == MPI_SUCCESS) {
+        int j = i, nreq = 0;
+        while (j < pl->n && pl->ops[j].step == pl->ops[i].step)
+            j++;
+        for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
+            const agx_pop *op = &pl->ops[k];
+            if ((rc = msg_build(blk, &op->set, &msg[nreq])) != MPI_SUCCESS)
+                break;
+            if (op->send) {
+                agx_stats_count(a->ctx, op->peer, msg[nreq].bytes);
+                rc = MPI_Isend(msg[nreq].addr, msg[nreq].count, msg[nreq].type, op->peer, AGX_TAG,
+                               a->comm, &req[nreq]);
+            } else {
+                rc = MPI_Irecv(msg[nreq].addr, msg[nreq].count, msg[nreq].type, op->peer, AGX_TAG,
+                               a->comm, &req[nreq]);
+            }
+            if (rc != MPI_SUCCESS)
+                msg_release(&msg[nreq]);
+            else
+                nreq++;
+        }
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
+        else
+            for (int k = 0; k < nreq; k++) {
+                MPI_Cancel(&req[k]);
+                MPI_Request_free(&req[k]);
+            }
+        for (int k = 0; k < nreq; k++)
+            msg_release(&msg[k]);
+        i = j;
+    }
+    free(req);
+    free(msg);
+    return rc;
+}
+
 static int sendrecv_sets(const agx_args *a, const agx_xfer *snd, const agx_xfer *rcv)
 {
     agx_msg ms, mr;

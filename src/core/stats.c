@@ -71,5 +71,5 @@ void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes)
 
 void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes)
 {
-    agx_stats_count_map(ctx->node_of, ctx->rank, peer, bytes);
+    agx_stats_count_map(ctx->reg ? ctx->reg->region_of : NULL, ctx->rank, peer, bytes);
 }

@@ -1,7 +1,11 @@
 /* Block sets and integer helpers shared by every schedule. */
 #include "patterns.h"
 
-void agx_set_clear(agx_blockset *s) { s->n = 0; }
+void agx_set_clear(agx_blockset *s)
+{
+    s->n = 0;
+    s->overflow = 0;
+}
 
 void agx_set_add(agx_blockset *s, int first, int len)
 {
@@ -16,6 +20,8 @@ void agx_set_add(agx_blockset *s, int first, int len)
         s->r[s->n].first = first;
         s->r[s->n].len = len;
         s->n++;
+    } else {
+        s->overflow = 1;
     }
 }
 

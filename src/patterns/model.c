@@ -37,3 +37,53 @@ double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0,
     double root = seg + (KA - kA0) + (KB - kB0);
     return seg > 0 ? root / seg : 1.0;
 }
+
+double agx_model_bruck_eq3(int p, double s, double alpha, double beta)
+{
+    int L = 0;
+    while ((1 << L) < p)
+        L++;
+    return L * alpha + (p - 1) * s * beta;
+}
+
+int agx_model_loc_bruck_nonlocal_msgs(int r, int pl)
+{
+    int L = 0;
+    for (long long D = 1; D < r; D *= (pl < 2 ? 2 : pl))
+        L++;
+    return L;
+}
+
+double agx_model_loc_bruck_eq4(int p, int pl, double s, double alpha, double beta, double alpha_l,
+                               double beta_l)
+{
+    int r = (p + pl - 1) / pl, L = agx_model_loc_bruck_nonlocal_msgs(r, pl);
+    return L * alpha + r * s * beta + (L + 1) * alpha_l + (p - 1) * s * beta_l;
+}
+
+void agx_model_bruck_nonlocal(int p, const int *label, int *msgs, int *blocks)
+{
+    *msgs = *blocks = 0;
+    for (int x = 0; x < p; x++) {
+        int m = 0, b = 0;
+        for (int d = 1; d < p; d *= 2) {
+            int peer = ((x - d) % p + p) % p, c = d < p - d ? d : p - d;
+            if (label[peer] != label[x]) {
+                m++;
+                b += c;
+            }
+        }
+        if (m > *msgs) *msgs = m;
+        if (b > *blocks) *blocks = b;
+    }
+}
+
+int agx_model_loc_bruck_nonlocal_blocks(int r, int pl)
+{
+    int blocks = 0, k = pl < 2 ? 2 : pl;
+    for (long long D = 1; D < r; D *= k) {
+        long long c = r - D < D ? r - D : D; /* digit 1 sends the most */
+        blocks += (int)(pl * c);
+    }
+    return blocks;
+}

@@ -30,4 +30,21 @@ double agx_model_ig_eq5_ratio(double KA, double KB);
  *                broadcasts (p-1) KB + (q-1) KA). */
 double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0, double kB0);
 
+/* ---- seed 002: Bruck vs locality-aware Bruck (postal model, Eq. 1-4). s = bytes per
+ * process, regions of p_l processes, r = p / p_l. ---- */
+
+/* Eq. 3: standard Bruck, the busiest process: log2(p) alpha + (p-1) s beta (the paper's
+ * (b-1) beta with b = p s; every message counted non-local, as for its P0). */
+double agx_model_bruck_eq3(int p, double s, double alpha, double beta);
+/* Eq. 4: loc_bruck: L alpha + (r s) beta + (L+1) alpha_l + (p-1) s beta_l, L = ceil(log_pl r). */
+double agx_model_loc_bruck_eq4(int p, int pl, double s, double alpha, double beta, double alpha_l,
+                               double beta_l);
+/* Non-local messages and blocks sent by the busiest process of standard Bruck (Algorithm 1's
+ * partners r - 2^k) for region labels label[0..p). */
+void agx_model_bruck_nonlocal(int p, const int *label, int *msgs, int *blocks);
+/* loc_bruck with r equal regions of p_l: ceil(log_pl r) non-local messages; the busiest
+ * process sends p_l * min(p_l^i, r - p_l^i) blocks at non-local step i. */
+int agx_model_loc_bruck_nonlocal_msgs(int r, int pl);
+int agx_model_loc_bruck_nonlocal_blocks(int r, int pl);
+
 #endif

@@ -10,10 +10,11 @@
 #ifndef AGX_PATTERNS_H
 #define AGX_PATTERNS_H
 
-#define AGX_SET_MAX 4
+#define AGX_SET_MAX 8
 
 typedef struct {
     int n;                       /* number of ranges in use */
+    int overflow;                /* a range did not fit: the set is unusable (a bug) */
     struct { int first, len; } r[AGX_SET_MAX];
 } agx_blockset;
 

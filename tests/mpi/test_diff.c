@@ -6,7 +6,7 @@
  * (random counts with zeros, shuffled displacements with gaps). Whole receive buffers
  * are compared byte for byte, gaps and datatype holes included.
  *
- *   test_diff [--quick] [--seed S]     (or AGX_TEST_SEED=S)
+ *   test_diff [--quick] [--seed S] [--algs a,b,...]     (or AGX_TEST_SEED=S)
  * Prints the seed; a failure line names op, algorithm, count, datatype and in-place.
  */
 #include "agx.h"
@@ -118,6 +118,7 @@ static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const 
 int main(int argc, char **argv)
 {
     int quick = 0;
+    const char *only = NULL; /* comma-separated algorithm names to test, NULL: all */
     unsigned seed = mt_seed_from_env();
     MPI_Init(&argc, &argv);
     for (int i = 1; i < argc; i++) {
@@ -125,6 +126,8 @@ int main(int argc, char **argv)
             quick = 1;
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed = (unsigned)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--algs") && i + 1 < argc)
+            only = argv[++i];
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
@@ -163,6 +166,14 @@ int main(int argc, char **argv)
             const char *alg = "auto";
             if (ai >= 0)
                 agx_algorithm_info((agx_op)op, AGX_KIND_INTRA, ai, &alg, NULL);
+            if (only) { /* exact match of one comma-separated name */
+                size_t n = strlen(alg);
+                const char *hit = strstr(only, alg);
+                while (hit && !((hit == only || hit[-1] == ',') && (hit[n] == ',' || hit[n] == '\0')))
+                    hit = strstr(hit + 1, alg);
+                if (!hit)
+                    continue;
+            }
             for (int ci = 0; ci < ncounts; ci++)
                 for (int d = 0; d < ndt; d++)
                     for (int inplace = 0; inplace < 2; inplace++) {

@@ -1,0 +1,229 @@
+/*
+ * Locality-aware plans (seed 002) simulated without MPI for every rank: region layouts
+ * of consecutive blocks (uneven last region included), round-robin and random labels,
+ * p = 1..40. Checked: sends and receives pair up in the same step with the same blocks,
+ * a rank sends only blocks it holds, loc_bruck never delivers a block twice, every rank
+ * ends with all p blocks, no block set overflows; and the paper's counts (Example 2.1,
+ * Fig. 5/6, Eq. 3/4) for non-local messages and values, derived from its formulas.
+ */
+#include "locality.h"
+#include "model.h"
+#include "patterns.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { LOC_BRUCK, HIER, MULTI };
+static const char *names[] = {"loc_bruck", "hierarchical", "multileader"};
+
+typedef struct {
+    int max_nl_msgs, max_nl_blocks, max_l_msgs, total_nl_msgs;
+} counts;
+
+static int set_has(const agx_blockset *s, int b) { return agx_set_contains(s, b); }
+
+/* Simulate algorithm alg on regions R (nl leaders for multileader). 0 = ok. */
+static int simulate(int alg, const agx_regions *R, int nl, counts *c)
+{
+    int p = R->p, bad = 0;
+    int *order = malloc(sizeof(int) * p), *vidx = malloc(sizeof(int) * p);
+    agx_plan *pl = calloc(p, sizeof(agx_plan));
+    if (alg == MULTI)
+        agx_order_multileader(R, nl, order);
+    else
+        agx_order_regions(R, nl, order);
+    for (int v = 0; v < p; v++)
+        vidx[order[v]] = v;
+    int nsteps = 0;
+    for (int r = 0; r < p; r++) {
+        agx_plan_init(&pl[r]);
+        int rc = alg == LOC_BRUCK ? agx_plan_loc_bruck(R, nl, vidx, r, &pl[r])
+                 : alg == HIER   ? agx_plan_hierarchical(R, nl, vidx, r, &pl[r])
+                                 : agx_plan_multileader(R, nl, vidx, r, &pl[r]);
+        if (rc || pl[r].overflow) {
+            fprintf(stderr, "%s p=%d: plan of rank %d failed (overflow %d)\n", names[alg], p, r, pl[r].overflow);
+            bad = 1;
+        }
+        if (pl[r].nsteps > nsteps)
+            nsteps = pl[r].nsteps;
+    }
+    unsigned char *has = calloc((size_t)p * p, 1), *next = malloc((size_t)p * p);
+    for (int r = 0; r < p; r++)
+        has[r * p + vidx[r]] = 1;
+    memset(c, 0, sizeof *c);
+    int *nlm = calloc(p, sizeof(int)), *nlb = calloc(p, sizeof(int)), *lm = calloc(p, sizeof(int));
+    for (int s = 0; s < nsteps && !bad; s++) {
+        memcpy(next, has, (size_t)p * p);
+        for (int r = 0; r < p && !bad; r++)
+            for (int i = 0; i < pl[r].n && !bad; i++) {
+                const agx_pop *op = &pl[r].ops[i];
+                if (op->step != s)
+                    continue;
+                /* the peer has the matching operation in the same step */
+                int found = 0;
+                for (int k = 0; k < pl[op->peer].n; k++) {
+                    const agx_pop *q = &pl[op->peer].ops[k];
+                    if (q->step == s && q->peer == r && q->send != op->send) {
+                        found = agx_set_size(&q->set) == agx_set_size(&op->set);
+                        for (int b = 0; b < p && found; b++)
+                            found = set_has(&q->set, b) == set_has(&op->set, b);
+                        if (found)
+                            break;
+                    }
+                }
+                if (!found) {
+                    fprintf(stderr, "%s p=%d step %d: rank %d %s %d unmatched\n", names[alg], p, s, r,
+                            op->send ? "sends to" : "receives from", op->peer);
+                    bad = 1;
+                    break;
+                }
+                if (!op->send)
+                    continue;
+                int nonlocal = R->region_of[op->peer] != R->region_of[r];
+                if (nonlocal) {
+                    nlm[r]++;
+                    nlb[r] += agx_set_size(&op->set);
+                } else {
+                    lm[r]++;
+                }
+                for (int b = 0; b < p; b++) {
+                    if (!set_has(&op->set, b))
+                        continue;
+                    if (!has[r * p + b]) {
+                        fprintf(stderr, "%s p=%d step %d: rank %d sends block %d it lacks\n", names[alg], p, s, r, b);
+                        bad = 1;
+                    }
+                    if (alg == LOC_BRUCK && (has[op->peer * p + b] || next[op->peer * p + b])) {
+                        fprintf(stderr, "%s p=%d step %d: rank %d gets block %d twice\n", names[alg], p, s,
+                                op->peer, b);
+                        bad = 1;
+                    }
+                    next[op->peer * p + b] = 1;
+                }
+            }
+        memcpy(has, next, (size_t)p * p);
+    }
+    for (int i = 0; i < p * p && !bad; i++)
+        if (!has[i]) {
+            fprintf(stderr, "%s p=%d r=%d: rank %d misses virtual block %d\n", names[alg], p, R->r, i / p, i % p);
+            bad = 1;
+        }
+    for (int r = 0; r < p; r++) {
+        if (nlm[r] > c->max_nl_msgs) c->max_nl_msgs = nlm[r];
+        if (nlb[r] > c->max_nl_blocks) c->max_nl_blocks = nlb[r];
+        if (lm[r] > c->max_l_msgs) c->max_l_msgs = lm[r];
+        c->total_nl_msgs += nlm[r];
+        agx_plan_free(&pl[r]);
+    }
+    free(nlm); free(nlb); free(lm); free(has); free(next); free(pl); free(order); free(vidx);
+    return bad;
+}
+
+static int run_all(int p, const int *label)
+{
+    agx_regions R;
+    if (agx_regions_init(&R, p, label))
+        return 1;
+    counts c;
+    int bad = simulate(LOC_BRUCK, &R, 1, &c) || simulate(HIER, &R, 1, &c);
+    for (int nl = 1; nl <= 3 && nl <= R.min_size && !bad; nl++)
+        bad = simulate(MULTI, &R, nl, &c);
+    if (!bad) { /* loc_bruck's non-local message count is ceil(log_k r) */
+        int k = R.min_size < 2 ? 2 : R.min_size;
+        simulate(LOC_BRUCK, &R, 1, &c);
+        if (c.max_nl_msgs != agx_loc_bruck_nonlocal_steps(R.r, k)) {
+            fprintf(stderr, "loc_bruck p=%d r=%d: %d non-local messages, expected %d\n", p, R.r, c.max_nl_msgs,
+                    agx_loc_bruck_nonlocal_steps(R.r, k));
+            bad = 1;
+        }
+    }
+    agx_regions_free(&R);
+    return bad;
+}
+
+TEST(consecutive_regions)
+{
+    int label[40];
+    for (int p = 1; p <= 40; p++)
+        for (int n = 1; n <= 9; n++) {
+            for (int i = 0; i < p; i++)
+                label[i] = i / n;
+            ASSERT_EQ(run_all(p, label), 0);
+        }
+}
+
+TEST(round_robin_and_random_regions)
+{
+    int label[40];
+    unsigned s = 7;
+    for (int p = 1; p <= 40; p++) {
+        for (int n = 1; n <= 5; n++) {
+            for (int i = 0; i < p; i++)
+                label[i] = i % n;
+            ASSERT_EQ(run_all(p, label), 0);
+        }
+        for (int trial = 0; trial < 4; trial++) {
+            for (int i = 0; i < p; i++) {
+                s = s * 1103515245u + 12345u;
+                label[i] = (int)((s >> 16) % 6);
+            }
+            ASSERT_EQ(run_all(p, label), 0);
+        }
+    }
+}
+
+TEST(overrides)
+{
+    int label[10];
+    ASSERT_EQ(agx_regions_override("4", NULL, 10, label), 1);
+    ASSERT(label[3] == 0 && label[4] == 1 && label[9] == 2);
+    ASSERT_EQ(agx_regions_override(NULL, "round_robin:3", 10, label), 1);
+    ASSERT(label[0] == 0 && label[4] == 1 && label[9] == 0);
+    ASSERT_EQ(agx_regions_override(NULL, NULL, 10, label), 0);
+    ASSERT_EQ(agx_regions_override("x", NULL, 10, label), -1);
+    ASSERT_EQ(agx_regions_override(NULL, "blocks:2", 10, label), -1);
+}
+
+/* Seed 002's numbers, from its formulas and Algorithm 1's partners. */
+TEST(paper_counts)
+{
+    int label[64];
+    agx_regions R;
+    counts c;
+    /* Example 2.1: 16 processes, regions of 4 */
+    for (int i = 0; i < 16; i++)
+        label[i] = i / 4;
+    agx_regions_init(&R, 16, label);
+    ASSERT_EQ(simulate(LOC_BRUCK, &R, 1, &c), 0);
+    ASSERT_EQ(c.max_nl_msgs, 1);     /* "only a single non-local message" */
+    ASSERT_EQ(c.max_nl_blocks, 4);   /* "only 4 data values non-locally" (Fig. 5) */
+    ASSERT(c.max_l_msgs <= 2 * 2);   /* log2(p_l) (log_pl(r) + 1) local messages */
+    agx_regions_free(&R);
+    /* standard Bruck on the same layout: 4 non-local messages, 15 values (Sec. 4) */
+    int nl_msgs = 0, nl_blocks = 0;
+    agx_model_bruck_nonlocal(16, label, &nl_msgs, &nl_blocks);
+    ASSERT_EQ(nl_msgs, 4);
+    ASSERT_EQ(nl_blocks, 15);
+    /* 64 = 4 regions of 16 and 64 = 16 regions of 4: ceil(log_pl(r)) non-local messages;
+     * values pl^1 + ... + pl^L sent non-locally by the busiest process (Fig. 6) */
+    int cases[2][2] = {{16, 4}, {4, 16}}; /* {p_l, r} */
+    for (int k = 0; k < 2; k++) {
+        int pl = cases[k][0], r = cases[k][1];
+        for (int i = 0; i < 64; i++)
+            label[i] = i / pl;
+        agx_regions_init(&R, 64, label);
+        ASSERT_EQ(simulate(LOC_BRUCK, &R, 1, &c), 0);
+        ASSERT_EQ(c.max_nl_msgs, agx_model_loc_bruck_nonlocal_msgs(r, pl));
+        ASSERT_EQ(c.max_nl_msgs, pl == 16 ? 1 : 2);
+        ASSERT_EQ(c.max_nl_blocks, agx_model_loc_bruck_nonlocal_blocks(r, pl));
+        agx_regions_free(&R);
+    }
+    ASSERT_EQ(agx_model_loc_bruck_nonlocal_blocks(16, 4), 4 + 16);
+    /* Eq. 3 and Eq. 4 with Example 2.1 and unit costs: 4 alpha + 15 beta, and
+     * 1 alpha + 4 beta + 2 alpha_l + 15 beta_l */
+    ASSERT(agx_model_bruck_eq3(16, 1, 1, 1) == 4 + 15);
+    ASSERT(agx_model_loc_bruck_eq4(16, 4, 1, 1, 1, 10, 100) == 1 + 4 + 2 * 10 + 15 * 100);
+}
+
+UNIT_MAIN()
