@@ -5,6 +5,7 @@
  *   agx-bench allgather|allgatherv [-a ALG[,ALG...]] [-m MIN:MAX] [-i ITERS] [-x WARMUP]
  *             [-c] [--dist uniform|linear] [--csv FILE] [--json FILE] [-q]
  *   agx-bench inter-allgather --setting N [--comm inter|color] [same options]
+ *   agx-bench allgather --regions NxM ...   (N regions of M ranks, i.e. AGX_REGION_SIZE=M)
  *   agx-bench --list
  *
  * Size is the bytes each process contributes (OSU's convention), MPI_BYTE data.
@@ -22,7 +23,8 @@
  * the `native` algorithm's traffic is invisible to agx and reported as "-" (JSON null).
  */
 #include "agx.h"
-#include "model.h" /* seed 000 Eq. 5, for the predicted ratio */
+#include "locality.h" /* region labels, for the model column */
+#include "model.h"    /* seed 000 Eq. 5, seed 002 Eq. 3/4 counts */
 
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +44,7 @@ typedef struct {
     int iters, warmup, check, quiet;
     int dist_linear;
     const char *csv, *json;
+    int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
 } options;
 
 typedef struct {
@@ -52,6 +55,7 @@ typedef struct {
     int counted;
     int setting, p, q;
     double eq5, volume;
+    long long model_msgs, model_bytes; /* seed 002 prediction of non-local traffic, -1: none */
     unsigned long long ml, mn, bl, bn;
 } record;
 
@@ -74,6 +78,8 @@ static void usage(FILE *f)
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
             "  --json FILE   the same records as a JSON array\n"
             "  -q            no progress line\n"
+            "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
+            "                Model column gives seed 002's non-local messages/bytes\n"
             "  --setting N   inter-allgather: seed 000 setting 1-8 (default 1)\n"
             "  --comm C      inter-allgather on an inter-communicator (inter, default) or on\n"
             "                the colour split of MPI_COMM_WORLD (color)\n"
@@ -142,6 +148,12 @@ static int parse_args(int argc, char **argv, options *o)
             i++;
         } else if (v && !strcmp(a, "--dist")) {
             o->dist_linear = !strcmp(v, "linear");
+            i++;
+        } else if (v && !strcmp(a, "--regions")) {
+            int nr, ns;
+            if (sscanf(v, "%dx%d", &nr, &ns) != 2 || nr < 1 || ns < 1)
+                return -1;
+            o->region_size = ns;
             i++;
         } else if (v && !strcmp(a, "--setting") && o->setting) {
             o->setting = atoi(v);
@@ -326,6 +338,56 @@ static int do_call(const options *o, const shape *sh, const void *sbuf, void *rb
     return agx_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type, comm);
 }
 
+/* Region labels of this run (the same rule as agx: override, else shared-memory node). */
+static int *region_labels(void)
+{
+    int *label = malloc(sizeof(int) * nprocs);
+    if (agx_regions_override(getenv("AGX_REGION_SIZE"), getenv("AGX_REGIONS"), nprocs, label) != 1) {
+        MPI_Comm node;
+        int leader = rank;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+        MPI_Bcast(&leader, 1, MPI_INT, 0, node);
+        MPI_Allgather(&leader, 1, MPI_INT, label, 1, MPI_INT, MPI_COMM_WORLD);
+        MPI_Comm_free(&node);
+    }
+    return label;
+}
+
+/* Seed 002's prediction of the busiest process's non-local messages and bytes for the
+ * locality-relevant algorithms (equal regions for the locality-aware ones); -1 if none. */
+static void model_counts(const char *alg, const int *label, long long bytes, long long *msgs, long long *nbytes)
+{
+    agx_regions R;
+    *msgs = *nbytes = -1;
+    if (!label || agx_regions_init(&R, nprocs, label))
+        return;
+    int equal = R.min_size == R.max_size, pl = R.min_size, r = R.r, lg = 0;
+    while ((1 << lg) < r)
+        lg++;
+    const char *ld = getenv("AGX_LEADERS");
+    int nl = ld && atoi(ld) > 0 ? atoi(ld) : 2;
+    if (nl > pl)
+        nl = pl;
+    if (!strcmp(alg, "bruck")) {
+        int m, b;
+        agx_model_bruck_nonlocal(nprocs, label, &m, &b);
+        *msgs = m;
+        *nbytes = b * bytes;
+    } else if (equal && !strcmp(alg, "loc_bruck")) {
+        *msgs = agx_model_loc_bruck_nonlocal_msgs(r, pl);
+        *nbytes = agx_model_loc_bruck_nonlocal_blocks(r, pl) * bytes;
+    } else if (equal && !strcmp(alg, "hierarchical")) {
+        *msgs = lg;
+        *nbytes = (long long)(r - 1) * pl * bytes;
+    } else if (equal && !strcmp(alg, "multileader") && pl % nl == 0) {
+        *msgs = lg;
+        *nbytes = (long long)(r - 1) * (pl / nl) * bytes;
+    }
+    agx_regions_free(&R);
+}
+
+static int *g_labels; /* this run's region labels (intra ops) */
+
 static int run_one(MPI_Comm comm, const options *o, const char *alg, long long bytes, record *rec,
                    double *times, double *tmax)
 {
@@ -389,6 +451,10 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     rec->q = sh.q;
     rec->eq5 = o->setting ? agx_model_ig_eq5_ratio(sh.KA, sh.KB) : 0;
     rec->volume = o->setting ? agx_model_ig_volume_ratio(sh.p, sh.q, sh.KA, sh.KB, sh.kA0, sh.kB0) : 0;
+    if (o->setting || o->op != AGX_OP_ALLGATHER)
+        rec->model_msgs = rec->model_bytes = -1;
+    else
+        model_counts(ran, g_labels, bytes, &rec->model_msgs, &rec->model_bytes);
     if (rank == 0) {
         double sum = 0;
         for (int i = 0; i < o->iters; i++)
@@ -427,7 +493,8 @@ static void write_csv(const char *path, const options *o, const record *r, int n
         return;
     }
     fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
-               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio,volume_ratio\n");
+               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio,volume_ratio,"
+               "model_msgs_nonlocal,model_bytes_nonlocal\n");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", agx_op_name(o->op), r[i].alg,
                 nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min, r[i].max, r[i].p50, r[i].p99,
@@ -437,9 +504,13 @@ static void write_csv(const char *path, const options *o, const record *r, int n
         else
             fprintf(f, ",,,,");
         if (r[i].setting)
-            fprintf(f, "%d,%d,%d,%.3f,%.3f\n", r[i].setting, r[i].p, r[i].q, r[i].eq5, r[i].volume);
+            fprintf(f, "%d,%d,%d,%.3f,%.3f,", r[i].setting, r[i].p, r[i].q, r[i].eq5, r[i].volume);
         else
-            fprintf(f, ",,,,\n");
+            fprintf(f, ",,,,,");
+        if (r[i].model_msgs >= 0)
+            fprintf(f, "%lld,%lld\n", r[i].model_msgs, r[i].model_bytes);
+        else
+            fprintf(f, ",\n");
     }
     fclose(f);
 }
@@ -467,6 +538,9 @@ static void write_json(const char *path, const options *o, const record *r, int 
         if (r[i].setting)
             fprintf(f, ", \"setting\": %d, \"p\": %d, \"q\": %d, \"eq5_ratio\": %.3f, \"volume_ratio\": %.3f",
                     r[i].setting, r[i].p, r[i].q, r[i].eq5, r[i].volume);
+        if (r[i].model_msgs >= 0)
+            fprintf(f, ", \"model_msgs_nonlocal\": %lld, \"model_bytes_nonlocal\": %lld", r[i].model_msgs,
+                    r[i].model_bytes);
         fprintf(f, "}");
         fprintf(f, "%s\n", i + 1 < n ? "," : "");
     }
@@ -489,9 +563,16 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (o.region_size) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", o.region_size);
+        setenv("AGX_REGION_SIZE", v, 1); /* read when agx first sees a communicator */
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (!o.setting)
+        g_labels = region_labels();
     MPI_Comm world;
     MPI_Comm_dup(MPI_COMM_WORLD, &world);
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
@@ -539,9 +620,18 @@ int main(int argc, char **argv)
                                                     : "bytes per process");
         printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
                "(same node / other node); '-' = not visible (native)\n");
-        printf("%-10s %-20s %10s %10s %10s %10s %10s %6s %8s %10s %16s %6s\n", "# Size", "Algorithm",
+        if (g_labels) {
+            agx_regions R;
+            agx_regions_init(&R, nprocs, g_labels);
+            printf("# regions: %d, sizes %d..%d%s; Model = seed 002's non-local messages/bytes of the "
+                   "busiest rank (Eq. 3/4 counts)\n", R.r, R.min_size, R.max_size,
+                   getenv("AGX_REGION_SIZE") ? " (AGX_REGION_SIZE)" : getenv("AGX_REGIONS") ? " (AGX_REGIONS)"
+                                                                     : " (shared-memory nodes)");
+            agx_regions_free(&R);
+        }
+        printf("%-10s %-20s %10s %10s %10s %10s %10s %6s %8s %10s %16s %6s %14s\n", "# Size", "Algorithm",
                "Avg(us)", "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters", "Speedup",
-               "Msgs(l/nl)", "Bytes(l/nl)", "Check");
+               "Msgs(l/nl)", "Bytes(l/nl)", "Check", "Model(nl)");
         fflush(stdout);
     }
     for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
@@ -576,10 +666,13 @@ int main(int argc, char **argv)
                 fmt_counts(bs, sizeof bs, r, 1);
                 if (progress)
                     fprintf(stderr, "\r%70s\r", ""); /* clear the progress line */
-                printf("%-10lld %-20s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %10s %16s %6s\n", b,
+                char model[40] = "-";
+                if (r->model_msgs >= 0)
+                    snprintf(model, sizeof model, "%lld/%lld", r->model_msgs, r->model_bytes);
+                printf("%-10lld %-20s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %10s %16s %6s %14s\n", b,
                        r->alg, r->avg, r->min, r->max, r->p50, r->p99, o.iters,
                        r->avg > 0 ? first / r->avg : 0.0, ms, bs,
-                       o.check ? (r->validated ? "ok" : "FAIL") : "-");
+                       o.check ? (r->validated ? "ok" : "FAIL") : "-", model);
                 fflush(stdout);
                 if (!o.quiet && MPI_Wtime() - start > 3.0) {
                     fprintf(stderr, "agx-bench: %d/%d done (%lld B, %s), %.0f s", nrec, total, b,
@@ -606,6 +699,7 @@ done:
             write_json(o.json, &o, recs, nrec);
     }
     free(recs);
+    free(g_labels);
     free(times);
     free(tmax);
     for (int a = 0; a < o.nalgs; a++)

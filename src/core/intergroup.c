@@ -231,9 +231,8 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
     agx_piece *sp = malloc(sizeof(agx_piece) * (size_t)ig->rsize);
     agx_piece *rp = malloc(sizeof(agx_piece) * (size_t)maxp);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(ig->rsize + maxp));
-    MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(ig->rsize + maxp));
     int *counts = malloc(sizeof(int) * (size_t)ig->lsize), *displs = malloc(sizeof(int) * (size_t)ig->lsize);
-    if (!sp || !rp || !req || !st || !counts || !displs) {
+    if (!sp || !rp || !req || !counts || !displs) {
         rc = MPI_ERR_NO_MEM;
         goto fn_exit;
     }
@@ -261,7 +260,7 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
                       ig->remote_x[rp[i].peer], AGX_TAG_INTER, ig->xcomm, MPI_STATUS_IGNORE);
     }
     if (rc == MPI_SUCCESS)
-        rc = MPI_Waitall(nreq, req, st);
+        rc = agx_waitall(nreq, req);
     else
         for (int i = 0; i < nreq; i++) {
             MPI_Cancel(&req[i]);
@@ -276,6 +275,6 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
         rc = agx_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, full, counts, displs, MPI_BYTE, ig->local);
     }
 fn_exit:
-    free(sp); free(rp); free(req); free(st); free(counts); free(displs);
+    free(sp); free(rp); free(req); free(counts); free(displs);
     return rc;
 }
