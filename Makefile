@@ -1,12 +1,15 @@
 # agx: the two commands. Both install what is missing (tools/bootstrap), configure and build.
 #   make demo    short agx-bench comparison on this machine: table on stdout, CSV + plot in build/demo/
 #   make check   every test (ctest), closing with ctest's summary
+#   make sim     the SimGrid scenarios at paper scale, regenerating docs/RESULTS.md's section
 BUILD ?= build
 NP ?= 4
 JOBS ?= 2
 CTEST_ARGS ?= -LE long
 
-.PHONY: all deps build demo check check-long install clean
+SMPI_BUILD ?= build-smpi
+
+.PHONY: all deps build demo check check-long install clean sim
 
 all: build
 
@@ -31,6 +34,13 @@ check: build
 
 check-long: build
 	cd $(BUILD) && ctest --output-on-failure -j 1
+
+# Every simulation scenario at paper scale (about 15 minutes on 2 cores), then the
+# simulation section of docs/RESULTS.md is regenerated.
+sim: deps
+	cmake -S . -B $(SMPI_BUILD) -DCMAKE_C_COMPILER=smpicc -DMPI_C_COMPILER=smpicc -DAGX_SMPI=ON -DBUILD_TESTING=OFF
+	cmake --build $(SMPI_BUILD) -j $(JOBS)
+	tools/agx-sim all --build $(SMPI_BUILD) --results docs/RESULTS.md
 
 install: build
 	cmake --install $(BUILD)

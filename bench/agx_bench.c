@@ -45,6 +45,7 @@ typedef struct {
     int dist_linear;
     const char *csv, *json;
     int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
+    int mult;             /* sizes grow by this factor (-f), default 2 */
 } options;
 
 typedef struct {
@@ -70,6 +71,7 @@ static void usage(FILE *f)
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
             "  -m MIN:MAX    bytes per process, doubling (K and M suffixes; default 8:1M)\n"
+            "  -f F          grow sizes by a factor F instead of 2\n"
             "  -i N          measured iterations per size (default 100)\n"
             "  -x N          warm-up iterations per size (default 10)\n"
             "  -c            validate every result\n"
@@ -106,6 +108,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->max_bytes = 1 << 20;
     o->iters = 100;
     o->warmup = 10;
+    o->mult = 2;
     if (argc < 2)
         return -1;
     if (!strcmp(argv[1], "allgather"))
@@ -142,6 +145,9 @@ static int parse_args(int argc, char **argv, options *o)
             i++;
         } else if (v && !strcmp(a, "-i")) {
             o->iters = atoi(v);
+            i++;
+        } else if (v && !strcmp(a, "-f")) {
+            o->mult = atoi(v);
             i++;
         } else if (v && !strcmp(a, "-x")) {
             o->warmup = atoi(v);
@@ -187,7 +193,7 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->nalgs == 0)
         o->algs[o->nalgs++] = strdup("auto");
-    if (o->iters < 1 || o->min_bytes < 0 || o->max_bytes < o->min_bytes)
+    if (o->iters < 1 || o->min_bytes < 0 || o->max_bytes < o->min_bytes || o->mult < 2)
         return -1;
     return 0;
 }
@@ -590,7 +596,7 @@ int main(int argc, char **argv)
     MPI_Comm comm = bench_comm(&o, world, gp);
 
     int nsizes = 0;
-    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1)
+    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * o.mult : 1)
         nsizes++;
     int nrec = 0, failed = 0, total = nsizes * o.nalgs;
     record *recs = calloc((size_t)total, sizeof(record));
@@ -634,7 +640,7 @@ int main(int argc, char **argv)
                "Msgs(l/nl)", "Bytes(l/nl)", "Check", "Model(nl)");
         fflush(stdout);
     }
-    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * 2 : 1) {
+    for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * o.mult : 1) {
         double first = 0, t_root = 0, t_seg = 0, eq5 = 0, volume = 0;
         for (int a = 0; a < o.nalgs; a++) {
             record *r = &recs[nrec];
