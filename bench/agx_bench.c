@@ -344,17 +344,13 @@ static int do_call(const options *o, const shape *sh, const void *sbuf, void *rb
     return agx_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type, comm);
 }
 
-/* Region labels of this run (the same rule as agx: override, else shared-memory node). */
+/* The regions agx uses for this run (labels for the model column). */
 static int *region_labels(void)
 {
     int *label = malloc(sizeof(int) * nprocs);
-    if (agx_regions_override(getenv("AGX_REGION_SIZE"), getenv("AGX_REGIONS"), nprocs, label) != 1) {
-        MPI_Comm node;
-        int leader = rank;
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-        MPI_Bcast(&leader, 1, MPI_INT, 0, node);
-        MPI_Allgather(&leader, 1, MPI_INT, label, 1, MPI_INT, MPI_COMM_WORLD);
-        MPI_Comm_free(&node);
+    if (agx_comm_regions(MPI_COMM_WORLD, label) != MPI_SUCCESS) {
+        free(label);
+        return NULL;
     }
     return label;
 }

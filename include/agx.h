@@ -84,6 +84,12 @@ int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name);
  * MPI_MAX_ERROR_STRING bytes. */
 int agx_error_string(int errorcode, char *string, int *resultlen);
 
+/* The regions agx uses on comm for the locality-aware algorithms and the counters:
+ * region_of[r] (0-based, numbered by first rank) for every rank r of comm, from
+ * AGX_REGION_SIZE / AGX_REGIONS or else the shared-memory nodes. Collective on the
+ * first call on comm; region_of has room for the communicator's size. */
+int agx_comm_regions(MPI_Comm comm, int *region_of);
+
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
 int agx_algorithm_count(agx_op op, agx_kind kind);

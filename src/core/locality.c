@@ -148,3 +148,22 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locplan_fn fn, i
     free(dsp);
     return rc;
 }
+
+int agx_comm_regions(MPI_Comm comm, int *region_of)
+{
+    agx_ctx *ctx;
+    const agx_regions *R;
+    int rc;
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, MPI_ERR_COMM, "agx_comm_regions: MPI_COMM_NULL");
+    if (!region_of)
+        return agx_raise(comm, MPI_ERR_BUFFER, "agx_comm_regions: region_of is NULL");
+    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+        return agx_raise_code(comm, rc);
+    if (ctx->kind != AGX_KIND_INTRA)
+        return agx_raise(comm, MPI_ERR_COMM, "agx_comm_regions: needs an intra-communicator");
+    if ((rc = agx_ctx_regions(ctx, &R)) != MPI_SUCCESS)
+        return rc; /* raised */
+    memcpy(region_of, R->region_of, sizeof(int) * (size_t)R->p);
+    return MPI_SUCCESS;
+}

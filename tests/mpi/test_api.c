@@ -192,6 +192,18 @@ static void test_listing(void)
     CHECK(agx_algorithm_info(AGX_OP_ALLGATHER, AGX_KIND_INTRA, n, &name, &desc) == MPI_ERR_ARG,
           "out of range index accepted");
     CHECK(agx_algorithm_count((agx_op)7, AGX_KIND_INTRA) == 0, "bad op has algorithms");
+
+    /* regions: one shared-memory node here, so every rank is in region 0 */
+    MPI_Comm c = fresh_comm();
+    int *reg = malloc(sizeof(int) * p), zero = 1;
+    int rc = agx_comm_regions(c, reg);
+    for (int i = 0; i < p; i++)
+        zero &= reg[i] == 0;
+    CHECK(rc == MPI_SUCCESS && zero, "agx_comm_regions on one node: rc %d", rc);
+    rc = agx_comm_regions(c, NULL);
+    CHECK(err_class(rc) == MPI_ERR_BUFFER, "agx_comm_regions(NULL) gave %s", err_msg(rc));
+    free(reg);
+    MPI_Comm_free(&c);
 }
 
 /* Counters against the closed forms of the schedules (single node: all local). */
