@@ -38,12 +38,18 @@ static void ctx_free(agx_ctx *ctx)
     free(ctx);
 }
 
+/* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a
+ * later delete callback (an MPI may also delete MPI_COMM_WORLD's attributes) has nothing
+ * left to free. */
+static int finalizing;
+
 static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     (void)comm;
     (void)keyval;
     (void)extra;
-    ctx_free(val);
+    if (!finalizing)
+        ctx_free(val);
     return MPI_SUCCESS;
 }
 
@@ -53,15 +59,16 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
     (void)keyval;
     (void)val;
     (void)extra;
+    /* Free the contexts directly rather than detaching them: detaching from a predefined
+     * communicator inside MPI_Finalize fails on some MPIs (SimGrid SMPI aborts). */
+    finalizing = 1;
     for (;;) {
         pthread_mutex_lock(&lock);
         agx_ctx *ctx = live;
         pthread_mutex_unlock(&lock);
         if (!ctx)
             break;
-        /* runs comm_delete; should the communicator be unusable, free the context here */
-        if (MPI_Comm_delete_attr(ctx->user, comm_keyval) != MPI_SUCCESS)
-            ctx_free(ctx);
+        ctx_free(ctx);
     }
     atomic_store(&keyvals_ready, 0);
     MPI_Comm_free_keyval(&comm_keyval);
