@@ -199,6 +199,8 @@ void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
 int agx_copy_own_block(const agx_args *a);
 /* MPI_Waitall with statuses (portable across MPI headers). */
 int agx_waitall(int n, MPI_Request *req);
+/* Error path: cancel and free n posted requests. */
+void agx_cancel_all(int n, MPI_Request *req);
 /* Run a plan (src/patterns/locality.h) over layout blk: each step's sends and receives
  * are posted together, then waited for. */
 int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl);

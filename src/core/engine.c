@@ -146,6 +146,14 @@ int agx_waitall(int n, MPI_Request *req)
     return rc;
 }
 
+void agx_cancel_all(int n, MPI_Request *req)
+{
+    for (int i = 0; i < n; i++) {
+        MPI_Cancel(&req[i]);
+        MPI_Request_free(&req[i]);
+    }
+}
+
 int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl)
 {
     int rc = MPI_SUCCESS, i = 0;
@@ -181,10 +189,7 @@ int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl)
         if (rc == MPI_SUCCESS)
             rc = agx_waitall(nreq, req);
         else
-            for (int k = 0; k < nreq; k++) {
-                MPI_Cancel(&req[k]);
-                MPI_Request_free(&req[k]);
-            }
+            agx_cancel_all(nreq, req);
         for (int k = 0; k < nreq; k++)
             msg_release(&msg[k]);
         i = j;

@@ -262,10 +262,7 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
     if (rc == MPI_SUCCESS)
         rc = agx_waitall(nreq, req);
     else
-        for (int i = 0; i < nreq; i++) {
-            MPI_Cancel(&req[i]);
-            MPI_Request_free(&req[i]);
-        }
+        agx_cancel_all(nreq, req);
     /* each process now holds its segment of the remote message; collect them in order */
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < ig->lsize; i++) {

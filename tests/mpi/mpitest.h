@@ -56,6 +56,41 @@ static inline long long mt_shuffled_displs(int n, const int *counts, int *displs
     return end;
 }
 
+/* The datatype cases of the differential tests: send type, send count multiplier and
+ * receive type. Order matters to test_inter, which runs only the first two on its larger
+ * group pairs. Free the derived types with mt_dtcases_free. */
+typedef struct {
+    const char *name;
+    MPI_Datatype stype; /* sendcount = count * smult */
+    int smult;
+    MPI_Datatype rtype; /* count elements per block */
+} mt_dtcase;
+#define MT_NDTCASES 5
+
+static inline void mt_dtcases(mt_dtcase *dts)
+{
+    MPI_Datatype vec, int4;
+    MPI_Type_vector(3, 1, 2, MPI_INT, &vec); /* 3 ints with holes, extent 5 ints */
+    MPI_Type_commit(&vec);
+    MPI_Type_contiguous(4, MPI_INT, &int4);
+    MPI_Type_commit(&int4);
+    mt_dtcase all[MT_NDTCASES] = {
+        {"MPI_INT", MPI_INT, 1, MPI_INT},
+        {"vector(3,1,2,INT)", vec, 1, vec},
+        {"MPI_BYTE", MPI_BYTE, 1, MPI_BYTE},
+        {"MPI_DOUBLE", MPI_DOUBLE, 1, MPI_DOUBLE},
+        {"4xINT->contig(4,INT)", MPI_INT, 4, int4},
+    };
+    for (int i = 0; i < MT_NDTCASES; i++)
+        dts[i] = all[i];
+}
+
+static inline void mt_dtcases_free(mt_dtcase *dts)
+{
+    MPI_Type_free(&dts[1].rtype);
+    MPI_Type_free(&dts[4].rtype);
+}
+
 /* Regular displacements i * count; returns the end in elements. */
 static inline long long mt_regular_displs(int n, const int *counts, int *displs)
 {

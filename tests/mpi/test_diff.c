@@ -15,13 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const char *name;
-    MPI_Datatype stype; /* send type, sendcount = count * smult */
-    int smult;
-    MPI_Datatype rtype; /* receive type, count elements per block */
-} dtcase;
-
 static int rank, p;
 static int ref_v_broken; /* the MPI library's Allgatherv ignores displs on one process */
 
@@ -49,7 +42,7 @@ static int ref_allgatherv(const void *sb, int scount, MPI_Datatype stype, void *
                          MPI_COMM_SELF, MPI_STATUS_IGNORE);
 }
 
-static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const dtcase *dt,
+static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const mt_dtcase *dt,
                     int inplace, unsigned seed)
 {
     MPI_Aint lb, rext;
@@ -138,20 +131,9 @@ int main(int argc, char **argv)
                ref_v_broken && p == 1 ? "\n  note: this MPI's Allgatherv ignores displs on one process; the"
                               " p=1 reference is a Sendrecv to self" : "");
 
-    MPI_Datatype vec, int4;
-    MPI_Type_vector(3, 1, 2, MPI_INT, &vec); /* 3 ints with holes, extent 5 ints */
-    MPI_Type_commit(&vec);
-    MPI_Type_contiguous(4, MPI_INT, &int4);
-    MPI_Type_commit(&int4);
-    dtcase dts[] = {
-        {"MPI_BYTE", MPI_BYTE, 1, MPI_BYTE},
-        {"MPI_INT", MPI_INT, 1, MPI_INT},
-        {"MPI_DOUBLE", MPI_DOUBLE, 1, MPI_DOUBLE},
-        {"vector(3,1,2,INT)", vec, 1, vec},
-        {"4xINT->contig(4,INT)", MPI_INT, 4, int4},
-    };
-    int ndt = sizeof dts / sizeof dts[0];
-    int elem_bytes[] = {1, 4, 8, 12, 16};
+    mt_dtcase dts[MT_NDTCASES];
+    mt_dtcases(dts);
+    int ndt = MT_NDTCASES;
     int base_counts[] = {0, 1, 7, 1000, -1}; /* -1: about 64 KiB per rank */
     int ncounts = quick ? 3 : 5;
 
@@ -177,7 +159,9 @@ int main(int argc, char **argv)
             for (int ci = 0; ci < ncounts; ci++)
                 for (int d = 0; d < ndt; d++)
                     for (int inplace = 0; inplace < 2; inplace++) {
-                        int count = base_counts[ci] >= 0 ? base_counts[ci] : 65536 / elem_bytes[d];
+                        int esize;
+                        MPI_Type_size(dts[d].rtype, &esize);
+                        int count = base_counts[ci] >= 0 ? base_counts[ci] : 65536 / esize;
                         unsigned cs = seed + 7919u * (unsigned)(ci * 31 + d * 7 + inplace + op * 1000);
                         int bad = run_case(comm, (agx_op)op, alg, count, &dts[d], inplace, cs);
                         int anybad;
@@ -197,8 +181,7 @@ int main(int argc, char **argv)
         printf("test_diff p=%d: %d passed, %d failed\n", p, passed, failed);
         fflush(stdout);
     }
-    MPI_Type_free(&vec);
-    MPI_Type_free(&int4);
+    mt_dtcases_free(dts);
     MPI_Comm_free(&comm);
     MPI_Finalize();
     return failed ? 1 : 0;

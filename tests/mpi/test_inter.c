@@ -16,13 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const char *name;
-    MPI_Datatype stype;
-    int smult;
-    MPI_Datatype rtype;
-} dtcase;
-
 static int wrank, wsize, passed, failed;
 
 /* Block size (elements of the receive type) of rank i of group g (0 = A, 1 = B). */
@@ -65,18 +58,8 @@ int main(int argc, char **argv)
         printf("test_inter: %d ranks, seed=%u (rerun with AGX_TEST_SEED=%u)\n", wsize, seed, seed);
     agx_stats_enable(1);
 
-    MPI_Datatype vec, int4;
-    MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
-    MPI_Type_commit(&vec);
-    MPI_Type_contiguous(4, MPI_INT, &int4);
-    MPI_Type_commit(&int4);
-    dtcase dts[] = {
-        {"MPI_INT", MPI_INT, 1, MPI_INT},
-        {"vector(3,1,2,INT)", vec, 1, vec},
-        {"MPI_BYTE", MPI_BYTE, 1, MPI_BYTE},
-        {"MPI_DOUBLE", MPI_DOUBLE, 1, MPI_DOUBLE},
-        {"4xINT->contig(4,INT)", MPI_INT, 4, int4},
-    };
+    mt_dtcase dts[MT_NDTCASES];
+    mt_dtcases(dts);
 
     int pairs[48][2], npairs = 0;
     for (int p = 1; p <= 6; p++)
@@ -117,7 +100,7 @@ int main(int argc, char **argv)
                 for (int shape = 0; shape < nshapes; shape++)
                     for (int d = 0; d < ndt; d++)
                         for (int mode = 0; mode < 2; mode++) {
-                            const dtcase *dt = &dts[d];
+                            const mt_dtcase *dt = &dts[d];
                             unsigned cs = seed + (unsigned)(pi * 7 + shape * 131 + d * 17 + op * 1009);
                             int mine = block_size(op, shape, isB, lrank, nG, cs);
                             int *counts = malloc(sizeof(int) * nH), *displs = malloc(sizeof(int) * nH);
@@ -215,8 +198,7 @@ int main(int argc, char **argv)
     MPI_Reduce(tot, all, 2, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (wrank == 0)
         printf("test_inter: %d passed, %d failed\n", all[0], all[1]);
-    MPI_Type_free(&vec);
-    MPI_Type_free(&int4);
+    mt_dtcases_free(dts);
     MPI_Finalize();
     return all[1] ? 1 : 0;
 }

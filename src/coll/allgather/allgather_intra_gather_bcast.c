@@ -38,10 +38,7 @@ static int linear_gather(const agx_args *a)
             posted++;
     }
     if (rc != MPI_SUCCESS)
-        for (int i = 0; i < posted; i++) {
-            MPI_Cancel(&req[i]);
-            MPI_Request_free(&req[i]);
-        }
+        agx_cancel_all(posted, req);
     else
         rc = agx_waitall(posted, req);
     for (int i = 0; i < posted; i++)
