@@ -90,6 +90,46 @@ int agx_error_string(int errorcode, char *string, int *resultlen);
  * first call on comm; region_of has room for the communicator's size. */
 int agx_comm_regions(MPI_Comm comm, int *region_of);
 
+/* ---- process arrival patterns (seed 004) ------------------------------------------------
+ * A monitor thread per process predicts when this process will arrive at the next
+ * collective and exchanges the predictions while the application computes, so that the
+ * PAP-aware allgathers `bdr` and `bslb` can move data from early processes before the
+ * late ones arrive. Usage, per iteration of an iterative code:
+ *
+ *   agx_pat_init(comm);                          once, collective; needs MPI_THREAD_MULTIPLE
+ *   agx_comm_set_algorithm(comm, AGX_OP_ALLGATHER, "bdr");   (or "bslb"; before begin)
+ *   for (...) {
+ *       agx_pat_compute_begin();
+ *       ... compute ...  agx_pat_progress(0.5);  ... compute ...   (progress is optional)
+ *       agx_pat_compute_end();
+ *       agx_allgather(..., comm);                consumes the epoch
+ *   }
+ *   agx_pat_finalize();                          collective (MPI_Finalize also does it)
+ *
+ * compute_begin / compute_end must be called by every rank of comm the same number of
+ * times; progress marks are optional and may differ between ranks (a rank without marks
+ * is predicted from its earlier compute phases). Without MPI_THREAD_MULTIPLE, agx_pat_init
+ * says so once on stderr and bdr / bslb run as ring / gather_bcast. The agx_pat_*
+ * functions are no-ops without a session. Wrong predictions cost time, never
+ * correctness. */
+int agx_pat_init(MPI_Comm comm);
+int agx_pat_compute_begin(void);
+/* fraction of the compute phase done, in (0, 1] (the paper's PAT_Edge). */
+int agx_pat_progress(double fraction);
+int agx_pat_compute_end(void);
+int agx_pat_finalize(void);
+
+typedef struct {
+    int active;             /* the monitor thread runs */
+    long long epochs;       /* compute phases seen */
+    double tau;             /* one block's transfer time used by the last schedule (s), 0: none */
+    double omega;           /* predicted worst-case imbalance of the last epoch (s) */
+    int presteps;           /* transfers in the pre-steps of the last BDR schedule */
+    int background_recvs;   /* blocks this process received in the background, last call */
+    double arrival_error;   /* |predicted - actual| arrival of this process, last epoch (s) */
+} agx_pat_info;
+int agx_pat_get_info(agx_pat_info *info);
+
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
 int agx_algorithm_count(agx_op op, agx_kind kind);

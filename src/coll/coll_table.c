@@ -15,6 +15,8 @@ int agx_allgatherv_native(const agx_args *a);
 int agx_allgather_intra_loc_bruck(const agx_args *a);
 int agx_allgather_intra_hierarchical(const agx_args *a);
 int agx_allgather_intra_multileader(const agx_args *a);
+int agx_allgather_intra_bdr(const agx_args *a);
+int agx_allgather_intra_bslb(const agx_args *a);
 int agx_allgather_inter_root_gather(const agx_args *a);
 int agx_allgather_inter_segmented(const agx_args *a);
 int agx_allgather_inter_segmented_v(const agx_args *a);
@@ -33,6 +35,8 @@ enum {
     AGX_INTRA_LOC_BRUCK,
     AGX_INTRA_HIERARCHICAL,
     AGX_INTRA_MULTILEADER,
+    AGX_INTRA_BDR,
+    AGX_INTRA_BSLB,
     AGX_INTRA_LAST
 };
 
@@ -67,6 +71,14 @@ static const agx_alg intra_table[AGX_INTRA_LAST] = {
     [AGX_INTRA_MULTILEADER] = {.id = AGX_INTRA_MULTILEADER, .name = "multileader",
         .desc = "AGX_LEADERS leaders per region: sub-block gather, leader allgathers, bcast",
         .fn = BOTH_OPS(agx_allgather_intra_multileader)},
+    [AGX_INTRA_BDR] = {.id = AGX_INTRA_BDR, .name = "bdr",
+        .desc = "PAP-aware background disseminated ring (seed 004 Listing 2; agx_pat_init)",
+        .restrictions = AGX_R_PAT, .fallback = "ring",
+        .fn = {[AGX_OP_ALLGATHER] = agx_allgather_intra_bdr}},
+    [AGX_INTRA_BSLB] = {.id = AGX_INTRA_BSLB, .name = "bslb",
+        .desc = "PAP-aware sorted linear gather in the background + bcast (seed 004 Listing 3)",
+        .restrictions = AGX_R_PAT, .fallback = "gather_bcast",
+        .fn = {[AGX_OP_ALLGATHER] = agx_allgather_intra_bslb}},
 };
 
 /* Inter calls: inter-communicators and colour splits of an intra-communicator. */

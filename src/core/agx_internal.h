@@ -69,6 +69,7 @@ typedef int (*agx_coll_fn)(const agx_args *a);
 enum {
     AGX_R_EVEN_P = 1u << 0, /* needs an even number of processes */
     AGX_R_POW2 = 1u << 1,   /* needs a power-of-two number of processes */
+    AGX_R_PAT = 1u << 2,    /* needs the PAT monitor on this communicator (src/core/pat.c) */
 };
 
 typedef struct {

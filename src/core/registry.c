@@ -1,5 +1,6 @@
 /* Registry look-ups over the algorithm tables of src/coll/coll_table.c. */
 #include "agx_internal.h"
+#include "pat.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -91,5 +92,7 @@ const char *agx_alg_violation(const agx_alg *alg, const agx_args *a)
         return "needs an even number of processes";
     if ((alg->restrictions & AGX_R_POW2) && !agx_is_pow2(a->p))
         return "needs a power-of-two number of processes";
+    if (alg->restrictions & AGX_R_PAT)
+        return agx_pat_violation(a);
     return NULL;
 }

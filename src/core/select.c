@@ -14,6 +14,7 @@
  * groups and deadlock; agreeing would cost an extra exchange on every call.
  */
 #include "agx_internal.h"
+#include "pat.h"
 
 #include <stdio.h>
 #include <strings.h>
@@ -66,7 +67,9 @@ int agx_select(agx_args *a, int *index)
     int fb = alg->fallback ? agx_alg_find(op, kind, alg->fallback) : -1;
     if (fb < 0 || agx_alg_violation(agx_alg_get(kind, fb), a))
         fb = default_rule(a);
-    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0)
+    /* agx_pat_init has already said once that the PAT monitor cannot run */
+    int said = (alg->restrictions & AGX_R_PAT) && agx_pat_told();
+    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0 && !said)
         fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",
                 agx_op_name(op), alg->name, why, agx_alg_get(kind, fb)->name);
     ctx->warned[kind][op] = 1;
