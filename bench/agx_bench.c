@@ -67,6 +67,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: agx-bench allgather|allgatherv [options]\n"
             "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
+            "       agx-bench pap [-N LIST] [--iterations N] [--max-delay LIST] [-a LIST]\n"
+            "                 (seed 004's mini-benchmark; agx-bench pap -h)\n"
             "       agx-bench --list\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
@@ -88,7 +90,7 @@ static void usage(FILE *f)
             "  --list        every registered algorithm with its description\n");
 }
 
-static long long parse_size(const char *s)
+long long parse_size(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
@@ -550,9 +552,13 @@ static void write_json(const char *path, const options *o, const record *r, int 
     fclose(f);
 }
 
+int agx_bench_pap(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
     options o;
+    if (argc >= 2 && !strcmp(argv[1], "pap"))
+        return agx_bench_pap(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "--list")) {
         list_algorithms();
         return 0;

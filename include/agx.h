@@ -127,6 +127,8 @@ typedef struct {
     int presteps;           /* transfers in the pre-steps of the last BDR schedule */
     int background_recvs;   /* blocks this process received in the background, last call */
     double arrival_error;   /* |predicted - actual| arrival of this process, last epoch (s) */
+    double clock_offset;    /* MPI_Wtime() + clock_offset = rank 0's MPI_Wtime (measured at
+                             * agx_pat_init; 0 when MPI_WTIME_IS_GLOBAL) */
 } agx_pat_info;
 int agx_pat_get_info(agx_pat_info *info);
 

@@ -32,8 +32,9 @@
  * uses the median of the contributions. AGX_PAT_TAU=<seconds> fixes it instead. Until a
  * measurement exists (the first BDR epoch) the schedule has no pre-steps: the ring.
  *
- * The thread never busy-waits: it polls with MPI_Test / MPI_Improbe and sleeps 20 us to
- * 200 us between polls (no sleep, only a yield, once the foreground waits for it), so
+ * The thread never busy-waits: it polls with MPI_Test / MPI_Improbe and sleeps between
+ * polls, 10 us doubling up to AGX_PAT_POLL_US (default 50 us; 0: only sched_yield, for
+ * nodes with a core to spare), and only yields once the foreground waits for it, so
  * oversubscribed cores stay available to the computation.
  *
  * Shutdown: agx_pat_finalize, or MPI_Finalize through an MPI_COMM_SELF attribute hook.
@@ -66,6 +67,7 @@ struct agx_pat {
     pthread_cond_t cv;
     double offset;            /* common time = MPI_Wtime() + offset */
     double env_tau;           /* AGX_PAT_TAU, 0: measure */
+    int poll_us;              /* AGX_PAT_POLL_US: longest sleep between polls, 0: yield */
     /* epoch (main thread; fields the thread reads are guarded by mu) */
     int alg;                  /* prepared algorithm of the open epoch */
     int open;                 /* an epoch prepared and not yet consumed */
@@ -113,15 +115,18 @@ static void backoff(agx_pat *s, int *us)
         sched_yield();
         return;
     }
+    if (s->poll_us <= 0) {
+        sched_yield();
+        return;
+    }
     struct timespec ts = {0, (long)*us * 1000};
     nanosleep(&ts, NULL);
-    if (*us < 200)
-        *us *= 2;
+    *us = *us * 2 > s->poll_us ? s->poll_us : *us * 2;
 }
 
 static int wait_req(agx_pat *s, MPI_Request *req)
 {
-    int done = 0, us = 20, rc;
+    int done = 0, us = 10, rc;
     while ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
         backoff(s, &us);
     return rc;
@@ -133,7 +138,7 @@ static int wait_req(agx_pat *s, MPI_Request *req)
 static int probe_recv(agx_pat *s, int src, int tag, char *(*dst_of)(agx_pat *, long long, void *),
                       void *arg, char **buf, long long *len, int *cancelled)
 {
-    int flag = 0, us = 20, rc, n;
+    int flag = 0, us = 10, rc, n;
     MPI_Message msg;
     MPI_Status st;
     *cancelled = 0;
@@ -210,7 +215,7 @@ static int bg_bslb_root(agx_pat *s)
     if (!served)
         return MPI_ERR_NO_MEM;
     while (left > 0 && rc == MPI_SUCCESS && !atomic_load(&s->cancel)) {
-        int q = -1, flag = 0, us = 20;
+        int q = -1, flag = 0, us = 10;
         MPI_Message msg;
         MPI_Status st;
         for (;;) {
@@ -714,6 +719,8 @@ int agx_pat_init(MPI_Comm comm)
     MPI_Comm_size(comm, &s->p);
     const char *e = getenv("AGX_PAT_TAU");
     s->env_tau = e ? atof(e) : 0;
+    e = getenv("AGX_PAT_POLL_US");
+    s->poll_us = e ? atoi(e) : 50;
     if (self_keyval == MPI_KEYVAL_INVALID) {
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
         MPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
@@ -777,5 +784,6 @@ int agx_pat_get_info(agx_pat_info *info)
     info->presteps = S->last_presteps;
     info->background_recvs = S->bg_recvs_last;
     info->arrival_error = S->last_error;
+    info->clock_offset = S->offset;
     return MPI_SUCCESS;
 }
