@@ -2,7 +2,8 @@
  * agx-bench pap: the mini-benchmark of seed 004 (Listing 4).
  *
  * Per iteration, on every rank: new data (N/P floats), a random delay d in [0, max
- * delay] (uniform, per rank), a double barrier, then the compute phase mocked by two
+ * delay] (uniform, per rank; the same sequence of delays for every algorithm of a case,
+ * so algorithms are compared on identical arrival patterns, not on different draws), a double barrier, then the compute phase mocked by two
  * sleeps of compute/2 + d/2 with a progress mark at 50% between them, the allgather
  * timed with the common clock of the PAT monitor (a_i, f_i), and the result checked.
  * Reported per (N, max delay, algorithm):
@@ -148,8 +149,9 @@ static void sleep_s(double s)
 
 /* One (N, max delay, algorithm) case on MPI_COMM_WORLD. */
 static int run_case(const pap_opts *o, long long count, double md, const char *alg, double off,
-                    unsigned *rs, float *sbuf, float *rbuf, pap_res *res)
+                    unsigned seed, float *sbuf, float *rbuf, pap_res *res)
 {
+    unsigned state = seed, *rs = &state;
     int rank, p, rc = agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, alg);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -216,7 +218,6 @@ int agx_bench_pap(int argc, char **argv)
     agx_pat_info info;
     agx_pat_get_info(&info);
     double off = info.clock_offset;
-    unsigned rs = 2654435761u * (unsigned)(rank + 1);
     long long maxc = 0;
     for (int i = 0; i < o.nn; i++)
         maxc = o.n[i] / p > maxc ? o.n[i] / p : maxc;
@@ -253,7 +254,9 @@ int agx_bench_pap(int argc, char **argv)
             double best_reg = INFINITY;
             for (int a = 0; a < o.na && !failed; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
-                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, &rs, sbuf, rbuf, r);
+                /* the same delays for every algorithm of a case: paired comparisons */
+                unsigned seed = 2654435761u * (unsigned)(rank + 1) + 40503u * (unsigned)(i * PAP_MAX + d);
+                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, seed, sbuf, rbuf, r);
                 if (rc != MPI_SUCCESS) {
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;

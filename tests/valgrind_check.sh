@@ -5,6 +5,7 @@
 # the MPI library's own (Open MPI leaks at start-up) and are ignored; the count of
 # leak records is printed for information.
 #   valgrind_check.sh SRCDIR PROGRAM [ARGS...]
+# AGX_VALGRIND_AGXRUN adds launch flags (e.g. --threads).
 set -uo pipefail
 src=$1; shift
 agxrun=$src/tools/agxrun
@@ -14,7 +15,7 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 supp=/usr/share/openmpi/openmpi-valgrind.supp
 sarg=(--suppressions="$src/tests/valgrind-mpi.supp"); [ -f "$supp" ] && sarg+=(--suppressions="$supp")
-"$agxrun" -n "${AGX_VALGRIND_NP:-2}" --timeout 600 valgrind --leak-check=full --show-leak-kinds=definite \
+"$agxrun" -n "${AGX_VALGRIND_NP:-2}" ${AGX_VALGRIND_AGXRUN:-} --timeout 600 valgrind --leak-check=full --show-leak-kinds=definite \
   --errors-for-leak-kinds=definite --num-callers=30 "${sarg[@]}" \
   --log-file="$log/vg.%p" "$@"
 rc=$?
