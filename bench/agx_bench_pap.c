@@ -43,6 +43,8 @@ typedef struct {
 
 typedef struct {
     double elapsed, run, omega, absorb;
+    double tau;            /* bdr: tau of the last schedule (s) */
+    double presteps;       /* bdr: pre-step transfers per schedule, mean */
     int ok;
 } pap_res;
 
@@ -157,7 +159,8 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
         return rc;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
-    double sum_e = 0, sum_r = 0, sum_w = 0;
+    double sum_e = 0, sum_r = 0, sum_w = 0, sum_pre = 0;
+    agx_pat_info info;
     int bad = 0;
     for (int it = -o->warmup; it < o->iters; it++) {
         *rs = *rs * 1103515245u + 12345u;
@@ -183,7 +186,9 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
         double mx[3] = {f, a, -a}, mxg[3], e = f - a, eg;
         MPI_Allreduce(mx, mxg, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         MPI_Allreduce(&e, &eg, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        agx_pat_get_info(&info);
         if (it >= 0) {
+            sum_pre += info.presteps;
             sum_e += eg;
             sum_r += mxg[0] + mxg[2]; /* max f - min a */
             sum_w += mxg[1] + mxg[2]; /* max a - min a */
@@ -194,6 +199,8 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
     res->elapsed = sum_e / ((double)p * o->iters);
     res->run = sum_r / o->iters;
     res->omega = sum_w / o->iters;
+    res->tau = info.tau;
+    res->presteps = sum_pre / o->iters;
     res->ok = badg == 0;
     return MPI_SUCCESS;
 }
@@ -239,8 +246,9 @@ int agx_bench_pap(int argc, char **argv)
         printf("# MPI: %s\n", ver);
         printf("# times in ms: Elapsed = Eq. 2, Run = Eq. 3, Omega = measured Eq. 1, Absorb = Eq. 4 "
                "(r' at max delay 0); Speedup = best regular Elapsed / Elapsed\n");
-        printf("%-8s %9s %-18s %9s %9s %9s %9s %8s %6s\n", "# N", "MaxDelay", "Algorithm", "Elapsed",
-               "Run", "Omega", "Absorb", "Speedup", "Check");
+        printf("# Tau(us) and Pre: bdr's measured tau and pre-step transfers per schedule (mean)\n");
+        printf("%-8s %9s %-18s %9s %9s %9s %9s %8s %6s %8s %6s\n", "# N", "MaxDelay", "Algorithm", "Elapsed",
+               "Run", "Omega", "Absorb", "Speedup", "Check", "Tau(us)", "Pre");
         if (o.csv && !(csv = fopen(o.csv, "w")))
             fprintf(stderr, "agx-bench: cannot write %s\n", o.csv);
         if (csv)
@@ -276,9 +284,14 @@ int agx_bench_pap(int argc, char **argv)
                 char sp[16] = "-";
                 if (is_pap(o.alg[a]) && isfinite(best_reg))
                     snprintf(sp, sizeof sp, "%.2f", best_reg / r->elapsed);
-                printf("%-8lld %7.1fms %-18s %9.3f %9.3f %9.3f %9.3f %8s %6s\n", count * p, o.delay[d] * 1e3,
-                       o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3, r->absorb * 1e3, sp,
-                       r->ok ? "ok" : "FAIL");
+                char tau[16] = "-", pre[16] = "-";
+                if (!strcmp(o.alg[a], "bdr")) {
+                    snprintf(tau, sizeof tau, "%.1f", r->tau * 1e6);
+                    snprintf(pre, sizeof pre, "%.1f", r->presteps);
+                }
+                printf("%-8lld %7.1fms %-18s %9.3f %9.3f %9.3f %9.3f %8s %6s %8s %6s\n", count * p,
+                       o.delay[d] * 1e3, o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3,
+                       r->absorb * 1e3, sp, r->ok ? "ok" : "FAIL", tau, pre);
                 if (csv)
                     fprintf(csv, "%d,%lld,%g,%s,%.6f,%.6f,%.6f,%.6f,%s,%s\n", p, count * p, o.delay[d] * 1e3,
                             o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3, r->absorb * 1e3,

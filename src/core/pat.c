@@ -294,12 +294,6 @@ static int by_prediction(const void *x, const void *y)
     return u->rank - v->rank;
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
 /* The exchange and what follows from it, for the epoch just posted. */
 static int epoch_work(agx_pat *s, int alg)
 {
@@ -323,11 +317,9 @@ static int epoch_work(agx_pat *s, int alg)
         if (s->all[3 * q + 1] > 0)
             taus[nt++] = s->all[3 * q + 1];
     }
-    double tau = 0;
-    if (nt) {
-        qsort(taus, (size_t)nt, sizeof(double), cmp_double);
-        tau = taus[nt / 2];
-    }
+    double tau = 0; /* the smallest contribution: the process that waited least */
+    for (int k = 0; k < nt; k++)
+        tau = k == 0 || taus[k] < tau ? taus[k] : tau;
     s->last_tau = tau;
     s->last_omega = amax - amin;
     if (alg == AGX_PAT_BDR) {

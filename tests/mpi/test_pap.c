@@ -11,7 +11,9 @@
  * progress, progress marks that differ between ranks), counts {0, 1, 7, 1001}, the five
  * datatype cases of mpitest.h, and in-place; every result compared with PMPI_Allgather.
  * Part 2, the background really works: with one rank 60 ms late, bdr's late rank and
- * bslb's root receive blocks before they arrive (after the first epoch measured tau).
+ * bslb's root receive blocks before they arrive (after the first epoch measured tau);
+ * and the counters are exact: bdr sends p(p-1) messages of one block whatever its
+ * schedule, bslb 2(p-1) (short + rest) carrying (p-1) blocks.
  * Part 3, lifecycle: an epoch never consumed (compute_begin twice), agx_pat_finalize
  * with an epoch open, re-init, errors (bad fraction, double init, bdr on allgatherv, bdr
  * on another communicator falls back to ring), 1000 back-to-back iterations (a result
@@ -152,8 +154,23 @@ static void background_works(void)
             agx_pat_progress(0.5);
             usleep(rank == late ? 30000 : 0);
             agx_pat_compute_end();
+            agx_stats_reset();
+            agx_stats_enable(1);
             agx_allgather(s, 4096, MPI_FLOAT, r, 4096, MPI_FLOAT, MPI_COMM_WORLD);
+            agx_stats_enable(0);
             agx_pat_get_info(&info);
+            /* exact counts, whatever the schedule: bdr moves each block p-1 times, one
+             * message each; bslb's non-roots send a short and a rest message each */
+            agx_stats st;
+            agx_stats_get(&st);
+            unsigned long long mine[2] = {st.msgs_local + st.msgs_nonlocal, st.bytes_local + st.bytes_nonlocal},
+                               sum[2];
+            MPI_Allreduce(mine, sum, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            unsigned long long blk = 4096 * sizeof(float), pp = (unsigned long long)np;
+            unsigned long long want_m = a ? 2 * (pp - 1) : pp * (pp - 1);
+            unsigned long long want_b = a ? (pp - 1) * blk : pp * (pp - 1) * blk;
+            CHECK(sum[0] == want_m && sum[1] == want_b, "%s epoch %d: %llu messages, %llu bytes; "
+                  "expected %llu and %llu", alg, e, sum[0], sum[1], want_m, want_b);
             int ok = 1;
             for (int i = 0; i < 4096 * np; i++)
                 ok &= r[i] == (float)i;
