@@ -26,10 +26,11 @@
  * measured at agx_pat_init by ping-pong (the minimum round trip of 8), unless the MPI
  * says MPI_WTIME_IS_GLOBAL.
  *
- * tau, one block's transfer time: measured, not an input. Every BDR collective records
- * its fastest foreground step (the transfer of one block with no waiting); each process
- * keeps a moving average (alpha 1/2) and contributes it to the exchange; the schedule
- * uses the median of the contributions. AGX_PAT_TAU=<seconds> fixes it instead. Until a
+ * tau, one block's transfer time: measured, not an input. Every BDR collective divides
+ * its foreground time by its number of foreground steps, and each process contributes
+ * its last such sample to the exchange. Early processes' samples include waiting for the
+ * late ones, so the schedule uses the smallest contribution (the process that arrived
+ * last measured pure transfers). AGX_PAT_TAU=<seconds> fixes it instead. Until a
  * measurement exists (the first BDR epoch) the schedule has no pre-steps: the ring.
  *
  * The thread never busy-waits: it polls with MPI_Test / MPI_Improbe and sleeps between
@@ -76,11 +77,11 @@ struct agx_pat {
     double t_begin, est;
     int marks_now, marks_last;
     double ema;               /* compute-phase duration, < 0: unknown */
-    double tau_local, tau_bytes;
+    double tau_local;
     /* thread <-> foreground */
     int bg;                   /* BG_* */
     atomic_int cancel, stop, fg_waiting;
-    double mine[3], *all;     /* exchange: prediction, tau, tau's block bytes */
+    double mine[2], *all;     /* exchange: prediction, tau */
     agx_bdr_sched sched;
     int have_sched;
     int *order;               /* BSLB: non-roots by predicted arrival */
@@ -298,7 +299,7 @@ static int by_prediction(const void *x, const void *y)
 static int epoch_work(agx_pat *s, int alg)
 {
     MPI_Request req;
-    int rc = MPI_Iallgather(s->mine, 3, MPI_DOUBLE, s->all, 3, MPI_DOUBLE, s->mon, &req);
+    int rc = MPI_Iallgather(s->mine, 2, MPI_DOUBLE, s->all, 2, MPI_DOUBLE, s->mon, &req);
     if (rc == MPI_SUCCESS)
         rc = wait_req(s, &req); /* not cancellable: every process contributes */
     if (rc != MPI_SUCCESS)
@@ -311,13 +312,15 @@ static int epoch_work(agx_pat *s, int alg)
     int nt = 0;
     double amin = INFINITY, amax = -INFINITY;
     for (int q = 0; q < s->p; q++) {
-        arr[q] = s->all[3 * q];
+        arr[q] = s->all[2 * q];
         amin = fmin(amin, arr[q]);
         amax = fmax(amax, arr[q]);
-        if (s->all[3 * q + 1] > 0)
-            taus[nt++] = s->all[3 * q + 1];
+        if (s->all[2 * q + 1] > 0)
+            taus[nt++] = s->all[2 * q + 1];
     }
-    double tau = 0; /* the smallest contribution: the process that waited least */
+    /* the smallest contribution: the process that arrived last in the previous epoch
+     * measured pure transfers, the others' include waiting for it */
+    double tau = 0;
     for (int k = 0; k < nt; k++)
         tau = k == 0 || taus[k] < tau ? taus[k] : tau;
     s->last_tau = tau;
@@ -388,7 +391,6 @@ static void contribute(agx_pat *s, double est)
         return;
     s->mine[0] = est;
     s->mine[1] = s->env_tau > 0 ? s->env_tau : s->tau_local;
-    s->mine[2] = (double)s->tau_bytes;
     pthread_mutex_lock(&s->mu);
     s->bg = BG_POSTED;
     pthread_cond_broadcast(&s->cv);
@@ -614,8 +616,7 @@ int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int 
         free(c->target);
     wait_done(s); /* the exchange, when the caller did not wait for it */
     if (tau_sample > 0) {
-        s->tau_local = s->tau_local > 0 ? 0.5 * s->tau_local + 0.5 * tau_sample : tau_sample;
-        s->tau_bytes = c->blk;
+        s->tau_local = tau_sample; /* the last call's: who waited changes every epoch */
     }
     clear_epoch(s);
     return rc;
@@ -731,7 +732,7 @@ int agx_pat_init(MPI_Comm comm)
     int *ub, flag;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     s->tag_span = (flag ? *ub : 32767) - AGX_PAT_TAG_SEG0;
-    s->all = malloc(sizeof(double) * 3 * (size_t)s->p);
+    s->all = malloc(sizeof(double) * 2 * (size_t)s->p);
     s->order = malloc(sizeof(int) * (size_t)s->p);
     s->stage = calloc((size_t)s->p, sizeof(char *));
     s->stage_len = calloc((size_t)s->p, sizeof(long long));
