@@ -253,7 +253,7 @@ int agx_bench_pap(int argc, char **argv)
             fprintf(stderr, "agx-bench: cannot write %s\n", o.csv);
         if (csv)
             fprintf(csv, "nprocs,n_floats,max_delay_ms,algorithm,elapsed_ms,run_ms,omega_ms,absorb_ms,"
-                    "speedup,check\n");
+                    "speedup,check,tau_us,presteps\n");
         fflush(stdout);
     }
     for (int i = 0; i < o.nn && !failed; i++) {
@@ -293,9 +293,10 @@ int agx_bench_pap(int argc, char **argv)
                        o.delay[d] * 1e3, o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3,
                        r->absorb * 1e3, sp, r->ok ? "ok" : "FAIL", tau, pre);
                 if (csv)
-                    fprintf(csv, "%d,%lld,%g,%s,%.6f,%.6f,%.6f,%.6f,%s,%s\n", p, count * p, o.delay[d] * 1e3,
-                            o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3, r->absorb * 1e3,
-                            strcmp(sp, "-") ? sp : "", r->ok ? "ok" : "FAIL");
+                    fprintf(csv, "%d,%lld,%g,%s,%.6f,%.6f,%.6f,%.6f,%s,%s,%s,%s\n", p, count * p,
+                            o.delay[d] * 1e3, o.alg[a], r->elapsed * 1e3, r->run * 1e3, r->omega * 1e3,
+                            r->absorb * 1e3, strcmp(sp, "-") ? sp : "", r->ok ? "ok" : "FAIL",
+                            strcmp(tau, "-") ? tau : "", strcmp(pre, "-") ? pre : "");
             }
             if (rank == 0)
                 fflush(stdout);
