@@ -49,6 +49,20 @@ static int by_int(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
+/* Compressed index of original step `at`: the number of used steps before it. */
+static int used_before(const int *steps, int m, int at)
+{
+    int lo = 0, hi = m;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (steps[mid] < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 void agx_bdr_free(agx_bdr_sched *s)
 {
     free(s->psno);
@@ -188,29 +202,9 @@ int agx_bdr_build(int p, const double *arrival, double tau, agx_bdr_sched *s)
         int *hit = bsearch(&xf[k].step, steps, (size_t)m, sizeof(int), by_int);
         xf[k].step = (int)(hit - steps);
     }
-    /* compressed index of an original step: number of used steps before it */
-    for (int q = 0; q < p; q++) {
-        int at = maxps - s->psno[q], lo = 0, hi = m;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (steps[mid] < at)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        s->arrive_step[q] = lo;
-    }
-    {
-        int lo = 0, hi = m;
-        while (lo < hi) {
-            int mid = (lo + hi) / 2;
-            if (steps[mid] < maxps)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        s->ring0 = lo;
-    }
+    for (int q = 0; q < p; q++)
+        s->arrive_step[q] = used_before(steps, m, maxps - s->psno[q]);
+    s->ring0 = used_before(steps, m, maxps);
     /* per-process lists; creation order is already step order for each process */
     for (int k = 0; k < n; k++) {
         s->soff[xf[k].from + 1]++;
