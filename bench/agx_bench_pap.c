@@ -186,7 +186,7 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
         double mx[3] = {f, a, -a}, mxg[3], e = f - a, eg;
         MPI_Allreduce(mx, mxg, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         MPI_Allreduce(&e, &eg, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        agx_pat_get_info(&info);
+        agx_pat_get_info(MPI_COMM_WORLD, &info);
         if (it >= 0) {
             sum_pre += info.presteps;
             sum_e += eg;
@@ -223,7 +223,7 @@ int agx_bench_pap(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     agx_pat_init(MPI_COMM_WORLD);
     agx_pat_info info;
-    agx_pat_get_info(&info);
+    agx_pat_get_info(MPI_COMM_WORLD, &info);
     double off = info.clock_offset;
     long long maxc = 0;
     for (int i = 0; i < o.nn; i++)
@@ -335,7 +335,7 @@ int agx_bench_pap(int argc, char **argv)
     free(sbuf), free(rbuf), free(res);
     for (int a = 0; a < o.na; a++)
         free(o.alg[a]);
-    agx_pat_finalize();
+    agx_pat_finalize(MPI_COMM_WORLD);
     MPI_Finalize();
     return failed;
 }

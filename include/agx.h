@@ -1,5 +1,6 @@
 /*
  * agx: MPI collective algorithms from the literature, on top of standard MPI.
+ * Papers are cited by the keys of docs/REFERENCES.md.
  *
  * The one public header. Every entry point has the signature of its MPI
  * counterpart, returns an MPI error code, and raises errors through the
@@ -44,8 +45,9 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  * that group's rank order, exactly as MPI_Allgather(v) on an inter-communicator between
  * them would give (recvcount(s) and displs describe the other group). For coupled codes
  * that have only MPI_COMM_WORLD split by colour, and for MPIs without
- * inter-communicators (SimGrid SMPI). The split is cached on the communicator; it may
- * change only on every rank at the same call. MPI_IN_PLACE is an error, as on an
+ * inter-communicators (SimGrid SMPI). The split is cached on the communicator and
+ * rebuilt when this rank's colour changes; a change must happen on every rank at the
+ * same call. MPI_IN_PLACE is an error, as on an
  * inter-communicator. The algorithms are those of agx_allgather on an
  * inter-communicator (root_gather, segmented, segmented_v, native). */
 int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -90,10 +92,10 @@ int agx_error_string(int errorcode, char *string, int *resultlen);
  * first call on comm; region_of has room for the communicator's size. */
 int agx_comm_regions(MPI_Comm comm, int *region_of);
 
-/* ---- process arrival patterns (seed 004) ------------------------------------------------
- * A monitor thread per process predicts when this process will arrive at the next
- * collective and exchanges the predictions while the application computes, so that the
- * PAP-aware allgathers `bdr` and `bslb` can move data from early processes before the
+/* ---- process arrival patterns (Proficz21) ------------------------------------------------
+ * A monitor thread per communicator predicts when this process will arrive at the next
+ * collective on it and exchanges the predictions while the application computes, so that
+ * the PAP-aware allgathers `bdr` and `bslb` can move data from early processes before the
  * late ones arrive. Usage, per iteration of an iterative code:
  *
  *   agx_pat_init(comm);                          once, collective; needs MPI_THREAD_MULTIPLE
@@ -106,9 +108,11 @@ int agx_comm_regions(MPI_Comm comm, int *region_of);
  *   }
  *   agx_pat_finalize();                          collective (MPI_Finalize also does it)
  *
- * compute_begin / compute_end must be called by every rank of comm the same number of
- * times; progress marks are optional and may differ between ranks (a rank without marks
- * is predicted from its earlier compute phases). Without MPI_THREAD_MULTIPLE, agx_pat_init
+ * Each communicator may have its own session. compute_begin / progress / compute_end
+ * describe this process's computation and apply to every session of the process;
+ * compute_begin / compute_end must be called by every rank the same number of times;
+ * progress marks are optional and may differ between ranks (a rank without marks is
+ * predicted from its earlier compute phases). Without MPI_THREAD_MULTIPLE, agx_pat_init
  * says so once on stderr and bdr / bslb run as ring / gather_bcast. The agx_pat_*
  * functions are no-ops without a session. Wrong predictions cost time, never
  * correctness. */
@@ -117,7 +121,7 @@ int agx_pat_compute_begin(void);
 /* fraction of the compute phase done, in (0, 1] (the paper's PAT_Edge). */
 int agx_pat_progress(double fraction);
 int agx_pat_compute_end(void);
-int agx_pat_finalize(void);
+int agx_pat_finalize(MPI_Comm comm);
 
 typedef struct {
     int active;             /* the monitor thread runs */
@@ -130,7 +134,8 @@ typedef struct {
     double clock_offset;    /* MPI_Wtime() + clock_offset = rank 0's MPI_Wtime (measured at
                              * agx_pat_init; 0 when MPI_WTIME_IS_GLOBAL) */
 } agx_pat_info;
-int agx_pat_get_info(agx_pat_info *info);
+/* The session of comm (all zero when comm has none). */
+int agx_pat_get_info(MPI_Comm comm, agx_pat_info *info);
 
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
@@ -139,6 +144,10 @@ int agx_algorithm_count(agx_op op, agx_kind kind);
  * is out of range. */
 int agx_algorithm_info(agx_op op, agx_kind kind, int i, const char **name,
                        const char **description);
+/* The i-th algorithm's cost (alpha-beta terms) and citation (a key of docs/REFERENCES.md
+ * with the algorithm / equation number). */
+int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost,
+                          const char **citation);
 /* "allgather", "allgatherv", ... ; NULL for an invalid op. */
 const char *agx_op_name(agx_op op);
 
@@ -154,7 +163,7 @@ typedef struct {
     unsigned long long bytes_local;
     unsigned long long bytes_nonlocal;
     /* Intergroup collectives: messages and bytes this process sent to, and bytes it
-     * received from, the other group (seed 000's exchange phase; also counted above). */
+     * received from, the other group (KangTraff19's exchange phase; also counted above). */
     unsigned long long msgs_intergroup;
     unsigned long long bytes_intergroup_sent;
     unsigned long long bytes_intergroup_recv;

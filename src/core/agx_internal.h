@@ -1,4 +1,4 @@
-/* Internal interfaces shared by src/core and src/coll. Nothing here is public. */
+/* Internal interfaces shared by src/core, src/pat and src/coll. Nothing here is public. */
 #ifndef AGX_INTERNAL_H
 #define AGX_INTERNAL_H
 
@@ -10,10 +10,10 @@
 #include <mpi.h>
 
 /* ---- block layout ---------------------------------------------------------------------
- * The receive buffer of allgather and allgatherv seen the same way: block i is
- * count(i) elements of `type` at buf + displ(i) * extent. counts == NULL means the
- * regular layout of allgather (count ucount, displ i * ucount). Every intra algorithm
- * is written once against this layout and so serves both operations. */
+ * A buffer seen as blocks: block i is count(i) elements of `type` at buf + displ(i) *
+ * extent. counts == NULL means the regular layout (count ucount, displ i * ucount). The
+ * receive buffer of allgather and allgatherv is such a layout, so every intra algorithm
+ * is written once and serves both operations; the engine moves blocks of layouts. */
 typedef struct {
     char *buf;
     MPI_Datatype type;
@@ -33,24 +33,17 @@ static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
 {
     return b->counts ? (MPI_Aint)b->displs[i] : (MPI_Aint)i * b->ucount;
 }
+/* A layout of byte pieces (counts/displs in bytes) over buf. */
+void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const int *counts, const int *displs);
 
 typedef struct agx_ctx agx_ctx;
 typedef struct agx_intergroup agx_intergroup;
+typedef struct agx_table agx_table;
+typedef struct agx_alg agx_alg;
 
-/* Everything an algorithm needs for one call. */
+/* ---- arguments of one call: an operation-neutral part and a per-operation part ------- */
+/* allgather / allgatherv, as the user gave them, and the receive layout */
 typedef struct {
-    agx_op op;
-    agx_kind kind;        /* which table serves the call: intra, or inter (an
-                           * inter-communicator or a colour split) */
-    agx_ctx *ctx;
-    const agx_intergroup *ig; /* the two groups, for inter algorithms */
-    MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
-    MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
-    int rank, p;          /* p: size of the group whose blocks are gathered (the remote
-                           * group for inter calls), rank: in the caller's own group */
-    int inter;            /* an inter call: inter-communicator or colour split */
-    agx_blocks blk;       /* receive layout */
-    /* the call's own arguments, as the user gave them */
     const void *sendbuf;  /* may be MPI_IN_PLACE */
     int sendcount;
     MPI_Datatype sendtype;
@@ -59,47 +52,111 @@ typedef struct {
     const int *recvcounts;
     const int *displs;
     MPI_Datatype recvtype;
-    long long total_bytes; /* bytes of the gathered result */
+    agx_blocks blk;       /* the receive layout */
+} agx_ag_args;
+
+typedef struct {
+    agx_op op;
+    agx_kind kind;        /* which table serves the call: intra, or inter (an
+                           * inter-communicator or a colour split) */
+    const agx_table *table;
+    const agx_alg *alg;   /* the algorithm running (after selection) */
+    agx_ctx *ctx;
+    const agx_intergroup *ig; /* the two groups, for inter algorithms */
+    MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
+    MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
+    int rank, p;          /* p: the size of the group the algorithm runs over (the remote
+                           * group for intergroup allgathers), rank: in the caller's group */
+    int inter;            /* an inter call: inter-communicator or colour split */
+    long long msg_bytes;  /* the size the selection rules look at (allgather: the result) */
+    union {               /* the per-operation part */
+        agx_ag_args ag;
+    } u;
 } agx_args;
 
 typedef int (*agx_coll_fn)(const agx_args *a);
 
-/* ---- registry ------------------------------------------------------------------------- */
-/* Restrictions an algorithm declares; the selector checks them before running it. */
+/* ---- registry: one table per (operation family, communicator kind) -------------------- */
 enum {
     AGX_R_EVEN_P = 1u << 0, /* needs an even number of processes */
-    AGX_R_POW2 = 1u << 1,   /* needs a power-of-two number of processes */
-    AGX_R_PAT = 1u << 2,    /* needs the PAT monitor on this communicator (src/core/pat.c) */
+};
+#define AGX_MAX_PARAMS 2
+
+/* A tunable parameter of an algorithm, read from the environment. */
+typedef struct {
+    const char *name, *env, *desc;
+    int def, min, max;
+} agx_param;
+
+/* Why `a` cannot run this call (NULL: it can): a restriction beyond the flags. A reason
+ * starting with '-' was already explained to the user (agx_pat_init does): the fallback
+ * then runs without the AGX_FALLBACK=warn line. */
+typedef const char *(*agx_check_fn)(const agx_args *a);
+
+struct agx_pat_alg; /* the background half of a PAP-aware algorithm (src/pat/pat.h) */
+
+struct agx_alg {
+    const char *name;
+    agx_coll_fn fn;
+    unsigned ops;               /* bit (1 << op) for each op of the family it serves */
+    const char *desc;           /* one line */
+    const char *cost;           /* alpha-beta cost */
+    const char *cite;           /* docs/REFERENCES.md key + algorithm / equation */
+    agx_param params[AGX_MAX_PARAMS];
+    unsigned restrictions;      /* AGX_R_* */
+    agx_check_fn check;         /* further restriction, NULL: none */
+    const char *fallback;       /* when a restriction fails; NULL: the default rule */
+    const struct agx_pat_alg *pat;
 };
 
+/* Default rule: the first row whose conditions hold chooses (data, not code). */
 typedef struct {
-    int id;
-    const char *name;
-    const char *desc;
-    unsigned restrictions;
-    const char *fallback;       /* used when restrictions fail; NULL: the default rule */
-    agx_coll_fn fn[AGX_OP_LAST]; /* NULL: the algorithm does not serve that op */
-} agx_alg;
+    long long below_bytes;      /* msg_bytes < below_bytes; 0: any size */
+    int pow2;                   /* 1: p must be a power of two */
+    int min_p;                  /* p >= min_p */
+    const char *alg;
+} agx_rule;
 
-/* The table of a communicator kind (src/coll/coll_table.c). */
-const agx_alg *agx_table(agx_kind kind, int *n);
-/* Index of `name` among the algorithms of (op, kind), or -1. */
+struct agx_table {
+    agx_kind kind;
+    const agx_alg *algs;
+    int n;
+    const agx_rule *rules;
+    int nrules;
+};
+
+/* The operations agx knows: name, environment variable, and the tables serving it. */
+typedef struct {
+    const char *name, *env;
+    const agx_table *table[AGX_KIND_LAST];
+} agx_op_desc;
+
+/* src/coll/coll_table.c */
+const agx_op_desc *agx_op_get(agx_op op);
+const agx_table *agx_table_of(agx_op op, agx_kind kind);
+/* Index of `name` among the algorithms of (op, kind) serving op, or -1. */
 int agx_alg_find(agx_op op, agx_kind kind, const char *name);
-const agx_alg *agx_alg_get(agx_kind kind, int index);
+const agx_alg *agx_alg_at(agx_op op, agx_kind kind, int index);
 /* Comma-separated names valid for (op, kind), into buf. */
 void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len);
 /* NULL when `alg` may run on this call, else why not. */
 const char *agx_alg_violation(const agx_alg *alg, const agx_args *a);
+/* Value of the running algorithm's parameter `name` (environment or default); an error
+ * code when the environment's value is malformed. */
+int agx_alg_param(const agx_args *a, const char *name, int *value);
 
 /* ---- per-communicator context (MPI attribute caching) ---------------------------------- */
 enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
+
+typedef struct agx_cached agx_cached;
+struct agx_pat;
 
 struct agx_ctx {
     MPI_Comm user;
     MPI_Comm pcomm;            /* private duplicate, MPI_COMM_NULL until first collective */
     agx_kind kind;             /* of the communicator itself */
     int rank, p;
-    /* Choices per (table, op): an intra-communicator also serves the colour-split
+    /* Choices per (table kind, op): an intra-communicator also serves the colour-split
      * intergroup calls from the inter table. Table index, -1: none. */
     int forced[AGX_KIND_LAST][AGX_OP_LAST];
     int env_forced[AGX_KIND_LAST][AGX_OP_LAST];
@@ -108,28 +165,80 @@ struct agx_ctx {
     agx_kind last_kind[AGX_OP_LAST];
     int warned[AGX_KIND_LAST][AGX_OP_LAST];
     int fallback_policy;
-    int leaders;               /* multileader: leaders per region (AGX_LEADERS, default 2) */
     agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
                                 * nodes), NULL until an algorithm or the counters need them */
-    struct agx_locplan *locplans; /* cached plans of the locality-aware algorithms */
+    agx_cached *cache;         /* schedules cached per (algorithm, shape) */
     agx_intergroup *ig;        /* the two groups (inter-communicator or colour split) */
+    struct agx_pat *pat;       /* the PAT session on this communicator (src/pat) */
     struct agx_ctx *prev, *next;
 };
 
 /* The context of comm, created (locally, no communication) on first use. */
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
 /* Collective set-up done at the first collective call: private communicator, and the
- * node map when counters are on. Every rank of comm calls it at the same call. */
+ * regions when counters are on. Every rank of comm calls it at the same call. */
 int agx_ctx_setup(agx_ctx *ctx);
+/* The algorithm forced on (op, kind): per communicator, else environment; -1: none. */
+int agx_ctx_forced(const agx_ctx *ctx, agx_op op, agx_kind kind);
+/* Resolve a name in every table it may choose from on ctx (idx[kind], -1 where absent);
+ * returns how many tables have it. */
+int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX_KIND_LAST]);
+
+/* Free the PAT session of ctx, if any (src/pat). */
+void agx_pat_ctx_free(agx_ctx *ctx);
 
 /* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm. */
 int agx_node_map(MPI_Comm comm, int **node_of);
 /* The regions of ctx (collective on first use, then cached). */
 int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out);
 void agx_ctx_free_locality(agx_ctx *ctx);
-/* Run a locality-aware algorithm: its virtual order and plan (built once per communicator
- * and cached), over the receive layout permuted to that order. */
-int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locplan_fn plan, int nl);
+
+/* ---- schedule cache: per (communicator, builder, shape), freed with the communicator -- */
+typedef struct {
+    const void *builder;       /* the builder function: identifies the algorithm */
+    int p, param;              /* the shape */
+} agx_cache_key;
+/* The cached schedule (and virtual order, NULL for flat schedules) for key, or NULL. */
+const agx_sched *agx_cache_find(agx_ctx *ctx, const agx_cache_key *key, const int **order);
+/* Store s (taken over) and order (taken over, may be NULL). */
+int agx_cache_put(agx_ctx *ctx, const agx_cache_key *key, agx_sched *s, int *order,
+                  const agx_sched **out);
+void agx_cache_free(agx_ctx *ctx);
+
+/* ---- running schedules (src/core/engine.c) ---------------------------------------------
+ * How one schedule runs: on which communicator with which tag, over which buffers, and
+ * how its messages are counted. */
+typedef struct {
+    MPI_Comm comm;
+    int tag;
+    const agx_blocks *bufs;    /* the schedule's buffers, by agx_sop.buf / .src */
+    int nbufs;
+    const int *node_of;        /* counters: rank -> node / region (NULL: not counted) */
+    int me;
+    int intergroup;            /* count sends and receives as intergroup traffic too */
+    MPI_Op op;                 /* AGX_SOP_REDUCE */
+} agx_exec;
+
+int agx_sched_run(const agx_exec *x, const agx_sched *s);
+/* The exec of an intra call over its receive layout (counters by regions). */
+void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x);
+/* A flat allgather: copy the own block, then the cached schedule of `build`. */
+int agx_run_flat(const agx_args *a, agx_build_fn build, int param);
+/* Run a locality-aware algorithm: its virtual order and schedule (built once per
+ * communicator and cached), over the receive layout permuted to that order. */
+int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn build, int nl);
+
+/* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */
+int agx_copy_own_block(const agx_args *a);
+/* MPI_Waitall with statuses (portable across MPI headers). */
+int agx_waitall(int n, MPI_Request *req);
+/* Error path: cancel and free n posted requests. */
+void agx_cancel_all(int n, MPI_Request *req);
+/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role). */
+int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
+                  MPI_Datatype dtype);
+/* 1 for a predefined (named) datatype. */
+int agx_type_is_named(MPI_Datatype t);
 
 /* ---- intergroup (src/core/intergroup.c) -------------------------------------------------
  * The two groups of an inter call, as one interface whatever their origin: `xcomm` is an
@@ -167,25 +276,28 @@ typedef struct {
 int agx_ig_io_begin(const agx_args *a, agx_ig_io *io);
 /* Unpack (when rc is MPI_SUCCESS and not direct), free, and return rc or the unpack error. */
 int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc);
-/* Seed 000's exchange: send my bytes [R, R+k) of my group's index space under partition
- * sbnd (rsize segments), receive my segment of the remote space (partition rbnd over
- * lsize segments, remote prefix sums rpre) into full + rbnd[lrank], posting receives in
- * Section 4.1's order, then allgatherv the segments over the local group into full. */
+/* KangTraff19's exchange: send my bytes [R, R+k) of my group's index space under
+ * partition sbnd (rsize segments), receive my segment of the remote space (partition rbnd
+ * over lsize segments, remote prefix sums rpre) into full + rbnd[lrank], posting receives
+ * in Section 4.1's order, then allgatherv the segments over the local group into full. */
 int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long k,
                     const long long *sbnd, const long long *rbnd, const long long *rpre,
                     char *full);
+/* One byte message each way between this process and xcomm rank peer, as a schedule. */
+int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, void *rbuf,
+                long long rn);
 
 /* ---- selection ------------------------------------------------------------------------- */
-/* Choose the algorithm for this call (table index), or an error code after raising. */
+/* Choose the algorithm for this call (table index), or an error code (not raised). */
 int agx_select(agx_args *a, int *index);
 
-/* ---- errors ---------------------------------------------------------------------------- */
-/* Raise an error of MPI class `cls` with a message through comm's error handler
- * (MPI_COMM_WORLD's for MPI_COMM_NULL); returns the code to give back to the caller. */
-int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* Pass an error code from an MPI call through comm's error handler. */
-int agx_raise_code(MPI_Comm comm, int code);
+/* ---- errors: internal functions return codes; only the public entry points raise ----- */
+/* An error code of MPI class `cls` carrying a message (MPI_Error_string and
+ * agx_error_string give it back); not raised. */
+int agx_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Raise `code` through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL) and
+ * return it: called once per failing public call, by the public entry point. */
+int agx_raise(MPI_Comm comm, int code);
 
 /* ---- counters -------------------------------------------------------------------------- */
 void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes);
@@ -195,27 +307,10 @@ void agx_stats_intergroup(long long sent, long long recvd);
 /* The same with an explicit rank -> node map (NULL: not counted). */
 void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
 
-/* ---- schedule engine ------------------------------------------------------------------- */
-/* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */
-int agx_copy_own_block(const agx_args *a);
-/* MPI_Waitall with statuses (portable across MPI headers). */
-int agx_waitall(int n, MPI_Request *req);
-/* Error path: cancel and free n posted requests. */
-void agx_cancel_all(int n, MPI_Request *req);
-/* Run a plan (src/patterns/locality.h) over layout blk: each step's sends and receives
- * are posted together, then waited for. */
-int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl);
-/* Run a schedule from src/patterns over the receive layout. */
-int agx_run_schedule(const agx_args *a, agx_nsteps_fn nsteps, agx_step_fn step);
-/* Send / receive a block set (counted). */
-int agx_send_set(const agx_args *a, const agx_blockset *s, int peer);
-int agx_recv_set(const agx_args *a, const agx_blockset *s, int peer);
-int agx_irecv_set(const agx_args *a, const agx_blockset *s, int peer, MPI_Request *req,
-                  MPI_Datatype *owned);
-
-/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role). */
-int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
-                  MPI_Datatype dtype);
+/* ---- strict environment parsing ---------------------------------------------------------- */
+/* The integer value of variable `name` in [min, max]: 0 and *v set, 1 when unset (or empty),
+ * -1 when malformed. */
+int agx_env_int(const char *name, long long min, long long max, long long *v);
 
 #define AGX_TAG 0x6167 /* on agx's private communicator only */
 

@@ -7,6 +7,7 @@
 #include "agx_internal.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ static void ctx_free(agx_ctx *ctx)
         MPI_Comm_free(&ctx->pcomm);
     for (int op = 0; op < AGX_OP_LAST; op++)
         free(ctx->env_bad[op]);
+    agx_pat_ctx_free(ctx);
+    agx_cache_free(ctx);
     agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);
     free(ctx);
@@ -96,11 +99,6 @@ static int keyvals_create(void)
     return rc;
 }
 
-static const char *env_name[AGX_OP_LAST] = {
-    [AGX_OP_ALLGATHER] = "AGX_ALLGATHER_ALGORITHM",
-    [AGX_OP_ALLGATHERV] = "AGX_ALLGATHERV_ALGORITHM",
-};
-
 static int fallback_from_env(void)
 {
     const char *s = getenv("AGX_FALLBACK");
@@ -133,26 +131,18 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     MPI_Comm_rank(comm, &ctx->rank);
     MPI_Comm_size(comm, &ctx->p);
     ctx->fallback_policy = fallback_from_env();
-    const char *ld = getenv("AGX_LEADERS");
-    ctx->leaders = ld && atoi(ld) > 0 ? atoi(ld) : 2;
     for (int op = 0; op < AGX_OP_LAST; op++) {
         ctx->last[op] = -1;
         for (int k = 0; k < AGX_KIND_LAST; k++)
             ctx->forced[k][op] = ctx->env_forced[k][op] = -1;
-        const char *e = getenv(env_name[op]);
-        if (e && *e && strcasecmp(e, "auto") != 0) {
-            /* a name applies to every table that has it: an intra-communicator serves the
-             * intra table and, through colour splits, the inter table */
-            int any = 0;
-            for (int k = 0; k < AGX_KIND_LAST; k++) {
-                if (ctx->kind == AGX_KIND_INTER && k == AGX_KIND_INTRA)
-                    continue;
-                ctx->env_forced[k][op] = agx_alg_find((agx_op)op, (agx_kind)k, e);
-                any |= ctx->env_forced[k][op] >= 0;
-            }
-            if (!any)
-                ctx->env_bad[op] = strdup(e);
-        }
+        const char *e = getenv(agx_op_get((agx_op)op)->env);
+        int idx[AGX_KIND_LAST];
+        if (!e || !*e || !strcasecmp(e, "auto"))
+            continue;
+        if (!agx_ctx_resolve(ctx, (agx_op)op, e, idx))
+            ctx->env_bad[op] = strdup(e);
+        for (int k = 0; k < AGX_KIND_LAST; k++)
+            ctx->env_forced[k][op] = idx[k];
     }
     pthread_mutex_lock(&lock);
     ctx->next = live;
@@ -205,4 +195,36 @@ int agx_ctx_setup(agx_ctx *ctx)
         rc = agx_ctx_regions(ctx, &reg);
     }
     return rc;
+}
+
+int agx_ctx_forced(const agx_ctx *ctx, agx_op op, agx_kind kind)
+{
+    return ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : ctx->env_forced[kind][op];
+}
+
+int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX_KIND_LAST])
+{
+    /* an intra-communicator serves the intra table and, through colour splits, the inter
+     * table; an inter-communicator only the inter table */
+    int any = 0;
+    for (int k = 0; k < AGX_KIND_LAST; k++) {
+        int usable = !(ctx->kind == AGX_KIND_INTER && k == AGX_KIND_INTRA);
+        idx[k] = usable ? agx_alg_find(op, (agx_kind)k, name) : -1;
+        any += idx[k] >= 0;
+    }
+    return any;
+}
+
+int agx_env_int(const char *name, long long min, long long max, long long *v)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return 1;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < min || x > max)
+        return -1;
+    *v = x;
+    return 0;
 }

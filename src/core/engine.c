@@ -1,16 +1,16 @@
 /*
- * The schedule engine: turns block sets into MPI messages on the receive layout and
- * runs the steps of a schedule from src/patterns (the LibNBC split: algorithms build
- * schedules, one engine executes them). Every message goes through here, so the
+ * The schedule engine: the one place where agx's messages are made. It runs a schedule
+ * (src/patterns/patterns.h) round by round over the call's buffers: all receives and
+ * sends of a round are posted together and waited for (ASYNC ones only at the end), then
+ * the round's local copies and reductions run. Every message goes through here, so the
  * counters see all of agx's traffic.
  *
- * A block set becomes (address, count, type): the receive type itself when the blocks
- * are adjacent in memory (always so for a non-wrapping range of allgather), otherwise
- * an hindexed type over the blocks, created for the message and freed after it.
+ * A block set becomes (address, count, type): the layout's type itself when the blocks
+ * are adjacent in memory (always so for a non-wrapping range of allgather), otherwise an
+ * hindexed type over the blocks, created for the message and freed after it.
  */
 #include "agx_internal.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,40 +22,19 @@ typedef struct {
     long long bytes;
 } agx_msg;
 
-static int msg_build(const agx_blocks *b, const agx_blockset *s, agx_msg *m)
+/* Segments of ranges r[0..nr) of layout b, in element units, adjacent ones merged. */
+static int msg_segments(const agx_blocks *b, const agx_range *r, int nr, MPI_Aint *disp, int *lens,
+                        long long *elems)
 {
-    int nseg = 0, cap = 0, rc = MPI_SUCCESS;
-    int *lens = NULL;
-    MPI_Aint *disp = NULL;
-    long long elems = 0;
-
-    m->owned = 0;
-    m->type = b->type;
-    m->addr = b->buf;
-    for (int i = 0; i < s->n; i++) {
-        if (b->counts)
-            cap += s->r[i].len;
-        else
-            cap += 1;
-    }
-    if (cap > 0) {
-        lens = malloc(sizeof(int) * (size_t)cap);
-        disp = malloc(sizeof(MPI_Aint) * (size_t)cap);
-        if (!lens || !disp) {
-            rc = MPI_ERR_NO_MEM;
-            goto fn_exit;
-        }
-    }
-    /* Segments in element units of b->type, adjacent ones merged. */
-    for (int i = 0; i < s->n; i++) {
-        int first = s->r[i].first, len = s->r[i].len;
-        int step = b->counts ? 1 : len;
-        for (int j = first; j < first + len; j += step) {
+    int nseg = 0;
+    for (int i = 0; i < nr; i++) {
+        int step = b->counts ? 1 : r[i].len;
+        for (int j = r[i].first; j < r[i].first + r[i].len; j += step) {
             MPI_Aint d = agx_blk_displ(b, j);
-            long long c = b->counts ? b->counts[j] : (long long)b->ucount * len;
+            long long c = b->counts ? b->counts[j] : (long long)b->ucount * r[i].len;
             if (c == 0)
                 continue;
-            elems += c;
+            *elems += c;
             if (nseg > 0 && disp[nseg - 1] + lens[nseg - 1] == d)
                 lens[nseg - 1] += (int)c;
             else {
@@ -65,6 +44,25 @@ static int msg_build(const agx_blocks *b, const agx_blockset *s, agx_msg *m)
             }
         }
     }
+    return nseg;
+}
+
+static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m)
+{
+    int cap = 0, rc = MPI_SUCCESS;
+    long long elems = 0;
+    m->owned = 0;
+    m->type = b->type;
+    m->addr = b->buf;
+    for (int i = 0; i < nr; i++)
+        cap += b->counts ? r[i].len : 1;
+    int *lens = malloc(sizeof(int) * (size_t)(cap > 0 ? cap : 1));
+    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)(cap > 0 ? cap : 1));
+    if (!lens || !disp) {
+        rc = MPI_ERR_NO_MEM;
+        goto fn_exit;
+    }
+    int nseg = msg_segments(b, r, nr, disp, lens, &elems);
     m->bytes = elems * b->type_size;
     if (nseg == 0) {
         m->count = 0;
@@ -75,11 +73,9 @@ static int msg_build(const agx_blocks *b, const agx_blockset *s, agx_msg *m)
         for (int i = 0; i < nseg; i++)
             disp[i] *= b->extent;
         rc = MPI_Type_create_hindexed(nseg, lens, disp, b->type, &m->type);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Type_commit(&m->type);
-        if (rc != MPI_SUCCESS)
-            goto fn_exit;
-        m->owned = 1;
+        if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&m->type)) != MPI_SUCCESS)
+            MPI_Type_free(&m->type);
+        m->owned = rc == MPI_SUCCESS;
         m->count = 1;
     }
 fn_exit:
@@ -93,46 +89,6 @@ static void msg_release(agx_msg *m)
     if (m->owned)
         MPI_Type_free(&m->type);
     m->owned = 0;
-}
-
-int agx_send_set(const agx_args *a, const agx_blockset *s, int peer)
-{
-    agx_msg m;
-    int rc = msg_build(&a->blk, s, &m);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    agx_stats_count(a->ctx, peer, m.bytes);
-    rc = MPI_Send(m.addr, m.count, m.type, peer, AGX_TAG, a->comm);
-    msg_release(&m);
-    return rc;
-}
-
-int agx_recv_set(const agx_args *a, const agx_blockset *s, int peer)
-{
-    agx_msg m;
-    int rc = msg_build(&a->blk, s, &m);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = MPI_Recv(m.addr, m.count, m.type, peer, AGX_TAG, a->comm, MPI_STATUS_IGNORE);
-    msg_release(&m);
-    return rc;
-}
-
-int agx_irecv_set(const agx_args *a, const agx_blockset *s, int peer, MPI_Request *req,
-                  MPI_Datatype *owned)
-{
-    agx_msg m;
-    int rc = msg_build(&a->blk, s, &m);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    rc = MPI_Irecv(m.addr, m.count, m.type, peer, AGX_TAG, a->comm, req);
-    if (rc != MPI_SUCCESS) {
-        msg_release(&m);
-        return rc;
-    }
-    /* The caller frees a created type once the request completes. */
-    *owned = m.owned ? m.type : MPI_DATATYPE_NULL;
-    return rc;
 }
 
 int agx_waitall(int n, MPI_Request *req)
@@ -149,156 +105,135 @@ int agx_waitall(int n, MPI_Request *req)
 void agx_cancel_all(int n, MPI_Request *req)
 {
     for (int i = 0; i < n; i++) {
+        if (req[i] == MPI_REQUEST_NULL)
+            continue;
         MPI_Cancel(&req[i]);
         MPI_Request_free(&req[i]);
     }
 }
 
-int agx_run_plan(const agx_args *a, const agx_blocks *blk, const agx_plan *pl)
+/* Post one send or receive; counted at the sender (and, intergroup, at the receiver). */
+static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_msg *m, MPI_Request *req)
 {
-    int rc = MPI_SUCCESS, i = 0;
-    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(pl->n > 0 ? pl->n : 1));
-    agx_msg *msg = malloc(sizeof(agx_msg) * (size_t)(pl->n > 0 ? pl->n : 1));
-    if (!req || !msg) {
-        free(req);
-        free(msg);
-        return MPI_ERR_NO_MEM;
+    int rc = msg_build(&x->bufs[op->buf], &s->ranges[op->r0], op->nr, m);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int tag = op->tag ? op->tag : x->tag;
+    if (op->kind == AGX_SOP_SEND) {
+        agx_stats_count_map(x->node_of, x->me, op->peer, m->bytes);
+        if (x->intergroup)
+            agx_stats_intergroup(m->bytes, 0);
+        rc = MPI_Isend(m->addr, m->count, m->type, op->peer, tag, x->comm, req);
+    } else {
+        if (x->intergroup)
+            agx_stats_intergroup(-1, m->bytes);
+        rc = MPI_Irecv(m->addr, m->count, m->type, op->peer, tag, x->comm, req);
     }
-    /* one step at a time: post its receives and sends together, then wait */
-    while (i < pl->n && rc == MPI_SUCCESS) {
-        int j = i, nreq = 0;
-        while (j < pl->n && pl->ops[j].step == pl->ops[i].step)
-            j++;
-        for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
-            const agx_pop *op = &pl->ops[k];
-            if ((rc = msg_build(blk, &op->set, &msg[nreq])) != MPI_SUCCESS)
-                break;
-            if (op->send) {
-                agx_stats_count(a->ctx, op->peer, msg[nreq].bytes);
-                rc = MPI_Isend(msg[nreq].addr, msg[nreq].count, msg[nreq].type, op->peer, AGX_TAG,
-                               a->comm, &req[nreq]);
-            } else {
-                rc = MPI_Irecv(msg[nreq].addr, msg[nreq].count, msg[nreq].type, op->peer, AGX_TAG,
-                               a->comm, &req[nreq]);
-            }
-            if (rc != MPI_SUCCESS)
-                msg_release(&msg[nreq]);
+    if (rc != MPI_SUCCESS)
+        msg_release(m);
+    return rc;
+}
+
+/* Copy or reduce block by block from buffer op->src into op->buf. */
+static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
+{
+    const agx_blocks *d = &x->bufs[op->buf], *f = &x->bufs[op->src];
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < op->nr && rc == MPI_SUCCESS; i++)
+        for (int b = s->ranges[op->r0 + i].first; b < s->ranges[op->r0 + i].first + s->ranges[op->r0 + i].len &&
+                                                   rc == MPI_SUCCESS; b++) {
+            char *dst = d->buf + agx_blk_displ(d, b) * d->extent;
+            const char *src = f->buf + agx_blk_displ(f, b) * f->extent;
+            if (op->kind == AGX_SOP_COPY)
+                rc = agx_localcopy(src, agx_blk_count(f, b), f->type, dst, agx_blk_count(d, b), d->type);
             else
-                nreq++;
+                rc = MPI_Reduce_local(src, dst, agx_blk_count(d, b), d->type, x->op);
         }
+    return rc;
+}
+
+int agx_sched_run(const agx_exec *x, const agx_sched *s)
+{
+    int rc = MPI_SUCCESS, nasync = 0, i = 0;
+    size_t n = (size_t)(s->n > 0 ? s->n : 1);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * n), *areq = malloc(sizeof(MPI_Request) * n);
+    agx_msg *msg = malloc(sizeof(agx_msg) * n), *amsg = malloc(sizeof(agx_msg) * n);
+    if (!req || !areq || !msg || !amsg)
+        rc = MPI_ERR_NO_MEM;
+    while (i < s->n && rc == MPI_SUCCESS) {
+        int j = i, nreq = 0;
+        while (j < s->n && s->ops[j].round == s->ops[i].round)
+            j++;
+        /* receives first, then sends, so an eager send finds its receive posted */
+        for (int pass = 0; pass < 2 && rc == MPI_SUCCESS; pass++)
+            for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
+                const agx_sop *op = &s->ops[k];
+                if (op->kind != (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
+                    continue;
+                int async = op->flags & AGX_SOP_ASYNC;
+                rc = async ? post(x, s, op, &amsg[nasync], &areq[nasync])
+                           : post(x, s, op, &msg[nreq], &req[nreq]);
+                if (rc == MPI_SUCCESS)
+                    async ? nasync++ : nreq++;
+            }
         if (rc == MPI_SUCCESS)
             rc = agx_waitall(nreq, req);
         else
             agx_cancel_all(nreq, req);
         for (int k = 0; k < nreq; k++)
             msg_release(&msg[k]);
+        for (int k = i; k < j && rc == MPI_SUCCESS; k++)
+            if (s->ops[k].kind == AGX_SOP_COPY || s->ops[k].kind == AGX_SOP_REDUCE)
+                rc = local_op(x, s, &s->ops[k]);
         i = j;
     }
-    free(req);
-    free(msg);
+    if (rc == MPI_SUCCESS)
+        rc = agx_waitall(nasync, areq);
+    else
+        agx_cancel_all(nasync, areq);
+    for (int k = 0; k < nasync; k++)
+        msg_release(&amsg[k]);
+    free(req), free(areq), free(msg), free(amsg);
     return rc;
 }
 
-static int sendrecv_sets(const agx_args *a, const agx_xfer *snd, const agx_xfer *rcv)
+void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const int *counts, const int *displs)
 {
-    agx_msg ms, mr;
-    int rc = msg_build(&a->blk, &snd->set, &ms);
+    *b = (agx_blocks){.buf = buf, .type = MPI_BYTE, .extent = 1, .type_size = 1, .p = n,
+                      .counts = counts, .displs = displs};
+}
+
+void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x)
+{
+    *x = (agx_exec){.comm = a->comm, .tag = AGX_TAG, .bufs = blk, .nbufs = 1,
+                    .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->ctx->rank,
+                    .op = MPI_OP_NULL};
+}
+
+/* The schedule of a flat builder for this rank and p, from the cache or built now. */
+static int flat_sched(const agx_args *a, agx_build_fn build, int param, const agx_sched **out)
+{
+    agx_cache_key key = {.builder = (const void *)build, .p = a->p, .param = param};
+    if ((*out = agx_cache_find(a->ctx, &key, NULL)))
+        return MPI_SUCCESS;
+    agx_sched s;
+    agx_sched_init(&s);
+    if (build(&s, 0, a->rank, a->p, param) < 0 || agx_sched_finish(&s)) {
+        agx_sched_free(&s);
+        return agx_error(MPI_ERR_NO_MEM, "out of memory building a schedule for p = %d", a->p);
+    }
+    return agx_cache_put(a->ctx, &key, &s, NULL, out);
+}
+
+int agx_run_flat(const agx_args *a, agx_build_fn build, int param)
+{
+    const agx_sched *s;
+    agx_exec x;
+    int rc = agx_copy_own_block(a);
+    if (rc == MPI_SUCCESS)
+        rc = flat_sched(a, build, param, &s);
     if (rc != MPI_SUCCESS)
         return rc;
-    if ((rc = msg_build(&a->blk, &rcv->set, &mr)) != MPI_SUCCESS) {
-        msg_release(&ms);
-        return rc;
-    }
-    agx_stats_count(a->ctx, snd->peer, ms.bytes);
-    rc = MPI_Sendrecv(ms.addr, ms.count, ms.type, snd->peer, AGX_TAG, mr.addr, mr.count,
-                      mr.type, rcv->peer, AGX_TAG, a->comm, MPI_STATUS_IGNORE);
-    msg_release(&ms);
-    msg_release(&mr);
-    return rc;
-}
-
-int agx_run_schedule(const agx_args *a, agx_nsteps_fn nsteps, agx_step_fn step)
-{
-    int rc = MPI_SUCCESS, n = nsteps(a->p);
-    for (int s = 0; s < n && rc == MPI_SUCCESS; s++) {
-        agx_step st;
-        step(a->rank, a->p, s, &st);
-        if (st.send.peer >= 0 && st.recv.peer >= 0)
-            rc = sendrecv_sets(a, &st.send, &st.recv);
-        else if (st.send.peer >= 0)
-            rc = agx_send_set(a, &st.send.set, st.send.peer);
-        else if (st.recv.peer >= 0)
-            rc = agx_recv_set(a, &st.recv.set, st.recv.peer);
-    }
-    return rc;
-}
-
-/* ---- local copies ---- */
-
-static int is_named(MPI_Datatype t)
-{
-    int ni, na, nd, comb;
-    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    return comb == MPI_COMBINER_NAMED;
-}
-
-static MPI_Comm self_comm = MPI_COMM_NULL;
-static pthread_mutex_t self_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int self_comm_free(MPI_Comm c, int k, void *v, void *e)
-{
-    (void)c; (void)v; (void)e;
-    if (self_comm != MPI_COMM_NULL)
-        MPI_Comm_free(&self_comm);
-    MPI_Comm_free_keyval(&k);
-    return MPI_SUCCESS;
-}
-
-/* A private MPI_COMM_SELF duplicate, so local copies never match user messages. */
-static int get_self_comm(MPI_Comm *out)
-{
-    int rc = MPI_SUCCESS;
-    pthread_mutex_lock(&self_lock);
-    if (self_comm == MPI_COMM_NULL) {
-        int kv;
-        rc = MPI_Comm_dup(MPI_COMM_SELF, &self_comm);
-        if (rc == MPI_SUCCESS) {
-            MPI_Comm_set_errhandler(self_comm, MPI_ERRORS_RETURN);
-            MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_comm_free, &kv, NULL);
-            MPI_Comm_set_attr(MPI_COMM_SELF, kv, NULL);
-        }
-    }
-    *out = self_comm;
-    pthread_mutex_unlock(&self_lock);
-    return rc;
-}
-
-int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
-                  MPI_Datatype dtype)
-{
-    int ssize, dsize;
-    MPI_Type_size(stype, &ssize);
-    MPI_Type_size(dtype, &dsize);
-    if ((long long)ssize * scount == 0)
-        return MPI_SUCCESS;
-    if (is_named(stype) && is_named(dtype)) {
-        memcpy(dst, src, (size_t)ssize * (size_t)scount);
-        return MPI_SUCCESS;
-    }
-    MPI_Comm self;
-    int rc = get_self_comm(&self);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return MPI_Sendrecv(src, scount, stype, 0, AGX_TAG, dst, dcount, dtype, 0, AGX_TAG, self,
-                        MPI_STATUS_IGNORE);
-}
-
-int agx_copy_own_block(const agx_args *a)
-{
-    if (a->sendbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
-    const agx_blocks *b = &a->blk;
-    return agx_localcopy(a->sendbuf, a->sendcount, a->sendtype,
-                         b->buf + agx_blk_displ(b, a->rank) * b->extent,
-                         agx_blk_count(b, a->rank), b->type);
+    agx_exec_of(a, &a->u.ag.blk, &x);
+    return agx_sched_run(&x, s);
 }

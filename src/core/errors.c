@@ -1,8 +1,12 @@
 /*
- * Errors raised the MPI way: an agx error code per MPI error class (MPI_Add_error_code),
- * whose string is set to the message of the error being raised, passed to the
- * communicator's error handler. MPI_Error_class(code) gives the MPI class back and
- * MPI_Error_string(code) the message.
+ * Errors the MPI way, raised once. Internal functions build an error code with its
+ * message (agx_error) and return it; only the public entry points pass a failing code
+ * through the communicator's error handler (agx_raise), so a user's handler runs exactly
+ * once per failing call.
+ *
+ * A code is an agx error code per MPI error class (MPI_Add_error_code) whose string is
+ * set to the message of the error being made: MPI_Error_class(code) gives the MPI class
+ * back and MPI_Error_string(code) the message.
  */
 #include "agx_internal.h"
 
@@ -16,7 +20,7 @@
 static int codes[AGX_MAX_CLASS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The last error this thread raised, for agx_error_string: MPICH 4.0.2 returns a wrong
+/* The last error this thread made, for agx_error_string: MPICH 4.0.2 returns a wrong
  * string for codes added to a predefined class, so MPI_Error_string alone is not enough. */
 static _Thread_local struct {
     int code;
@@ -32,7 +36,7 @@ static int code_for_class(int cls)
     return codes[cls] ? codes[cls] : cls;
 }
 
-int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
+int agx_error(int cls, const char *fmt, ...)
 {
     char msg[MPI_MAX_ERROR_STRING];
     va_list ap;
@@ -48,7 +52,7 @@ int agx_raise(MPI_Comm comm, int cls, const char *fmt, ...)
     pthread_mutex_unlock(&lock);
     last.code = code;
     memcpy(last.msg, msg, sizeof msg);
-    return agx_raise_code(comm, code);
+    return code;
 }
 
 int agx_error_string(int code, char *string, int *resultlen)
@@ -62,8 +66,9 @@ int agx_error_string(int code, char *string, int *resultlen)
     return MPI_Error_string(code, string, resultlen);
 }
 
-int agx_raise_code(MPI_Comm comm, int code)
+int agx_raise(MPI_Comm comm, int code)
 {
-    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+    if (code != MPI_SUCCESS)
+        MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
     return code;
 }

@@ -10,7 +10,7 @@
  * the colour split.
  *
  * Also here: packing a contribution to bytes, the remote receive space, unpacking, and
- * the exchange of seed 000 shared by Algorithms 1 and 2.
+ * the exchange of KangTraff19 shared by Algorithms 1 and 2 (a schedule run by the engine).
  */
 #include "agx_internal.h"
 
@@ -146,20 +146,13 @@ int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out)
     return rc;
 }
 
-static int is_named(MPI_Datatype t)
-{
-    int ni, na, nd, comb;
-    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    return comb == MPI_COMBINER_NAMED;
-}
-
 static int send_bytes(const agx_args *a, agx_ig_io *io)
 {
     int size;
-    MPI_Type_size(a->sendtype, &size);
-    io->k = (long long)size * a->sendcount;
-    if (is_named(a->sendtype) || io->k == 0) {
-        io->bytes = a->sendbuf;
+    MPI_Type_size(a->u.ag.sendtype, &size);
+    io->k = (long long)size * a->u.ag.sendcount;
+    if (agx_type_is_named(a->u.ag.sendtype) || io->k == 0) {
+        io->bytes = a->u.ag.sendbuf;
         return MPI_SUCCESS;
     }
     if (io->k > INT_MAX)
@@ -169,14 +162,14 @@ static int send_bytes(const agx_args *a, agx_ig_io *io)
         return MPI_ERR_NO_MEM;
     int pos = 0;
     io->bytes = io->stmp;
-    return MPI_Pack(a->sendbuf, a->sendcount, a->sendtype, io->stmp, (int)io->k, &pos, MPI_COMM_SELF);
+    return MPI_Pack(a->u.ag.sendbuf, a->u.ag.sendcount, a->u.ag.sendtype, io->stmp, (int)io->k, &pos, MPI_COMM_SELF);
 }
 
 static int recv_space(const agx_args *a, agx_ig_io *io)
 {
-    const agx_blocks *b = &a->blk;
+    const agx_blocks *b = &a->u.ag.blk;
     long long *pre = io->rpre, elems = 0;
-    int packed = is_named(b->type);
+    int packed = agx_type_is_named(b->type);
     for (int h = 0; h < a->p; h++) {
         pre[h] = elems * b->type_size;
         packed = packed && agx_blk_displ(b, h) == elems;
@@ -207,7 +200,7 @@ int agx_ig_io_begin(const agx_args *a, agx_ig_io *io)
 
 int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc)
 {
-    const agx_blocks *b = &a->blk;
+    const agx_blocks *b = &a->u.ag.blk;
     for (int h = 0; h < a->p && rc == MPI_SUCCESS && !io->direct; h++) {
         int n = agx_blk_count(b, h), pos = 0;
         if (n == 0)
@@ -222,47 +215,85 @@ int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc)
     return rc;
 }
 
+/* The exchange as a schedule over two byte layouts: buffer 0 holds my send pieces (in
+ * `bytes`), buffer 1 my receive pieces (in my segment of `full`). Sends go out in round 0
+ * asynchronously, in ascending receiver order; receives are taken one per round in
+ * Section 4.1's order, so a receiver's link carries one sender at a time: no incast, and
+ * rendezvous-size messages start flowing only when their turn comes. The pending sends
+ * progress while a receive waits, so this cannot deadlock. */
+static int exchange_sched(const agx_intergroup *ig, const agx_piece *sp, int ns, const agx_piece *rp,
+                          int nr, agx_sched *s)
+{
+    for (int i = 0; i < ns; i++) {
+        agx_blockset set;
+        agx_set_clear(&set);
+        agx_set_add(&set, i, 1);
+        if (agx_sched_add_ex(s, 0, AGX_SOP_SEND, ig->remote_x[sp[i].peer], 0, AGX_SOP_ASYNC, 0, &set))
+            return -1;
+    }
+    for (int i = 0; i < nr; i++) {
+        agx_blockset set;
+        agx_set_clear(&set);
+        agx_set_add(&set, i, 1);
+        if (agx_sched_add_ex(s, i, AGX_SOP_RECV, ig->remote_x[rp[i].peer], 0, 0, 1, &set))
+            return -1;
+    }
+    return agx_sched_finish(s);
+}
+
+/* Byte layouts of pieces: counts and displacements (int: the caller checked the sizes). */
+static void piece_layout(agx_blocks *b, char *base, const agx_piece *pc, int n, int *cnt, int *dsp)
+{
+    for (int i = 0; i < n; i++) {
+        cnt[i] = (int)pc[i].len;
+        dsp[i] = (int)pc[i].off;
+    }
+    agx_blocks_bytes(b, base, n, cnt, dsp);
+}
+
+static int run_exchange(const agx_args *a, const char *bytes, const agx_piece *sp, int ns, const agx_piece *rp,
+                        int nr, char *seg)
+{
+    const agx_intergroup *ig = a->ig;
+    int *lay = malloc(sizeof(int) * 2 * (size_t)(ns + nr + 1)), rc;
+    agx_blocks bufs[2];
+    agx_sched s;
+    agx_sched_init(&s);
+    if (!lay || exchange_sched(ig, sp, ns, rp, nr, &s)) {
+        free(lay);
+        agx_sched_free(&s);
+        return agx_error(MPI_ERR_NO_MEM, "intergroup exchange: out of memory");
+    }
+    piece_layout(&bufs[0], (char *)bytes, sp, ns, lay, lay + ns);
+    piece_layout(&bufs[1], seg, rp, nr, lay + 2 * ns, lay + 2 * ns + nr);
+    agx_exec x = {.comm = ig->xcomm, .tag = AGX_TAG_INTER, .bufs = bufs, .nbufs = 2,
+                  .node_of = ig->node_of, .me = ig->xrank, .intergroup = 1};
+    rc = agx_sched_run(&x, &s);
+    agx_sched_free(&s);
+    free(lay);
+    return rc;
+}
+
 int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long k,
                     const long long *sbnd, const long long *rbnd, const long long *rpre, char *full)
 {
     const agx_intergroup *ig = a->ig;
-    int rc = MPI_SUCCESS, nreq = 0;
+    int rc = MPI_SUCCESS;
     int maxp = (ig->rsize > ig->lsize ? ig->rsize : ig->lsize) + 2;
     agx_piece *sp = malloc(sizeof(agx_piece) * (size_t)ig->rsize);
     agx_piece *rp = malloc(sizeof(agx_piece) * (size_t)maxp);
-    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(ig->rsize + maxp));
     int *counts = malloc(sizeof(int) * (size_t)ig->lsize), *displs = malloc(sizeof(int) * (size_t)ig->lsize);
-    if (!sp || !rp || !req || !counts || !displs) {
-        rc = MPI_ERR_NO_MEM;
+    if (!sp || !rp || !counts || !displs) {
+        rc = agx_error(MPI_ERR_NO_MEM, "intergroup exchange: out of memory");
         goto fn_exit;
     }
-    if (rbnd[ig->lsize] > INT_MAX) {
-        rc = MPI_ERR_COUNT; /* the local allgatherv counts in int bytes */
+    if (rbnd[ig->lsize] > INT_MAX || k > INT_MAX) {
+        rc = agx_error(MPI_ERR_COUNT, "intergroup exchange: more than INT_MAX bytes");
         goto fn_exit;
     }
-    /* Sends go out non-blocking, in ascending receiver order. Receives are taken one at a
-     * time in Section 4.1's order, so a receiver's link carries one sender at a time; this
-     * avoids incast, and rendezvous-size messages start flowing only when their turn
-     * comes. The pending sends progress while a receive waits, so this cannot deadlock. */
     int ns = agx_plan_sends(R, k, sbnd, ig->rsize, sp);
-    for (int i = 0; i < ns && rc == MPI_SUCCESS; i++) {
-        int peer = ig->remote_x[sp[i].peer];
-        agx_stats_count_map(ig->node_of, ig->xrank, peer, sp[i].len);
-        agx_stats_intergroup(sp[i].len, 0);
-        if ((rc = MPI_Isend(bytes + sp[i].off, (int)sp[i].len, MPI_BYTE, peer, AGX_TAG_INTER,
-                            ig->xcomm, &req[nreq])) == MPI_SUCCESS)
-            nreq++;
-    }
     int nr = agx_plan_recvs(ig->lrank, rbnd, rpre, ig->rsize, rp);
-    for (int i = 0; i < nr && rc == MPI_SUCCESS; i++) {
-        agx_stats_intergroup(-1, rp[i].len);
-        rc = MPI_Recv(full + rbnd[ig->lrank] + rp[i].off, (int)rp[i].len, MPI_BYTE,
-                      ig->remote_x[rp[i].peer], AGX_TAG_INTER, ig->xcomm, MPI_STATUS_IGNORE);
-    }
-    if (rc == MPI_SUCCESS)
-        rc = agx_waitall(nreq, req);
-    else
-        agx_cancel_all(nreq, req);
+    rc = run_exchange(a, bytes, sp, ns, rp, nr, full + rbnd[ig->lrank]);
     /* each process now holds its segment of the remote message; collect them in order */
     if (rc == MPI_SUCCESS) {
         for (int i = 0; i < ig->lsize; i++) {
@@ -272,6 +303,29 @@ int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long
         rc = agx_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, full, counts, displs, MPI_BYTE, ig->local);
     }
 fn_exit:
-    free(sp); free(rp); free(req); free(counts); free(displs);
+    free(sp); free(rp); free(counts); free(displs);
+    return rc;
+}
+
+int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, void *rbuf, long long rn)
+{
+    const agx_intergroup *ig = a->ig;
+    int cnt[2] = {(int)sn, (int)rn}, dsp[2] = {0, 0}, rc;
+    agx_blocks bufs[2];
+    agx_sched s;
+    if (sn > INT_MAX || rn > INT_MAX)
+        return agx_error(MPI_ERR_COUNT, "intergroup: a message of more than INT_MAX bytes");
+    agx_blocks_bytes(&bufs[0], (void *)sbuf, 1, cnt, dsp);
+    agx_blocks_bytes(&bufs[1], rbuf, 1, cnt + 1, dsp + 1);
+    agx_sched_init(&s);
+    agx_blockset one;
+    agx_set_clear(&one);
+    agx_set_add(&one, 0, 1);
+    agx_sched_add_ex(&s, 0, AGX_SOP_SEND, peer, 0, 0, 0, &one);
+    agx_sched_add_ex(&s, 0, AGX_SOP_RECV, peer, 0, 0, 1, &one);
+    agx_exec x = {.comm = ig->xcomm, .tag = AGX_TAG_INTER + 1, .bufs = bufs, .nbufs = 2,
+                  .node_of = ig->node_of, .me = ig->xrank, .intergroup = 1};
+    rc = s.bad ? agx_error(MPI_ERR_NO_MEM, "intergroup: out of memory") : agx_sched_run(&x, &s);
+    agx_sched_free(&s);
     return rc;
 }

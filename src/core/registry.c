@@ -1,82 +1,74 @@
-/* Registry look-ups over the algorithm tables of src/coll/coll_table.c. */
+/*
+ * Registry look-ups over the operations' tables (src/coll/coll_table.c lists them; each
+ * operation family has its own table file, src/coll/<op>/<op>_table.c).
+ */
 #include "agx_internal.h"
-#include "pat.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-static const char *op_names[AGX_OP_LAST] = {
-    [AGX_OP_ALLGATHER] = "allgather",
-    [AGX_OP_ALLGATHERV] = "allgatherv",
-};
-
-const char *agx_op_name(agx_op op)
+const agx_table *agx_table_of(agx_op op, agx_kind kind)
 {
-    return (op >= 0 && op < AGX_OP_LAST) ? op_names[op] : NULL;
+    const agx_op_desc *d = agx_op_get(op);
+    return d && kind >= 0 && kind < AGX_KIND_LAST ? d->table[kind] : NULL;
 }
 
-static int valid(agx_op op, agx_kind kind)
-{
-    return op >= 0 && op < AGX_OP_LAST && kind >= 0 && kind < AGX_KIND_LAST;
-}
+static int serves(const agx_alg *alg, agx_op op) { return (alg->ops >> op) & 1u; }
 
-const agx_alg *agx_alg_get(agx_kind kind, int index)
+const agx_alg *agx_alg_at(agx_op op, agx_kind kind, int index)
 {
-    int n;
-    const agx_alg *t = agx_table(kind, &n);
-    return (index >= 0 && index < n) ? &t[index] : NULL;
+    const agx_table *t = agx_table_of(op, kind);
+    return t && index >= 0 && index < t->n && serves(&t->algs[index], op) ? &t->algs[index] : NULL;
 }
 
 int agx_alg_find(agx_op op, agx_kind kind, const char *name)
 {
-    int n;
-    if (!valid(op, kind) || !name)
-        return -1;
-    const agx_alg *t = agx_table(kind, &n);
-    for (int i = 0; i < n; i++)
-        if (t[i].fn[op] && !strcasecmp(t[i].name, name))
+    const agx_table *t = agx_table_of(op, kind);
+    for (int i = 0; t && name && i < t->n; i++)
+        if (serves(&t->algs[i], op) && !strcasecmp(t->algs[i].name, name))
             return i;
     return -1;
 }
 
 void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len)
 {
-    int n, used = 0;
+    const agx_table *t = agx_table_of(op, kind);
+    int used = 0;
     buf[0] = '\0';
-    if (!valid(op, kind))
-        return;
-    const agx_alg *t = agx_table(kind, &n);
-    for (int i = 0; i < n && used < len; i++)
-        if (t[i].fn[op])
-            used += snprintf(buf + used, (size_t)(len - used), "%s%s", used ? ", " : "", t[i].name);
+    for (int i = 0; t && i < t->n && used < len; i++)
+        if (serves(&t->algs[i], op))
+            used += snprintf(buf + used, (size_t)(len - used), "%s%s", used ? ", " : "", t->algs[i].name);
 }
 
 /* The i-th algorithm serving op, as the public listing counts them. */
 static const agx_alg *nth(agx_op op, agx_kind kind, int i)
 {
-    int n;
-    const agx_alg *t = agx_table(kind, &n);
-    for (int j = 0; j < n; j++)
-        if (t[j].fn[op] && i-- == 0)
-            return &t[j];
+    const agx_table *t = agx_table_of(op, kind);
+    for (int j = 0; t && j < t->n; j++)
+        if (serves(&t->algs[j], op) && i-- == 0)
+            return &t->algs[j];
     return NULL;
+}
+
+const char *agx_op_name(agx_op op)
+{
+    const agx_op_desc *d = agx_op_get(op);
+    return d ? d->name : NULL;
 }
 
 int agx_algorithm_count(agx_op op, agx_kind kind)
 {
-    int n, c = 0;
-    if (!valid(op, kind))
-        return 0;
-    const agx_alg *t = agx_table(kind, &n);
-    for (int j = 0; j < n; j++)
-        c += t[j].fn[op] != NULL;
+    int c = 0;
+    while (nth(op, kind, c))
+        c++;
     return c;
 }
 
 int agx_algorithm_info(agx_op op, agx_kind kind, int i, const char **name, const char **desc)
 {
-    const agx_alg *a = valid(op, kind) ? nth(op, kind, i) : NULL;
+    const agx_alg *a = nth(op, kind, i);
     if (!a)
         return MPI_ERR_ARG;
     if (name)
@@ -86,13 +78,37 @@ int agx_algorithm_info(agx_op op, agx_kind kind, int i, const char **name, const
     return MPI_SUCCESS;
 }
 
+int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost, const char **cite)
+{
+    const agx_alg *a = nth(op, kind, i);
+    if (!a)
+        return MPI_ERR_ARG;
+    if (cost)
+        *cost = a->cost;
+    if (cite)
+        *cite = a->cite;
+    return MPI_SUCCESS;
+}
+
 const char *agx_alg_violation(const agx_alg *alg, const agx_args *a)
 {
     if ((alg->restrictions & AGX_R_EVEN_P) && a->p % 2)
         return "needs an even number of processes";
-    if ((alg->restrictions & AGX_R_POW2) && !agx_is_pow2(a->p))
-        return "needs a power-of-two number of processes";
-    if (alg->restrictions & AGX_R_PAT)
-        return agx_pat_violation(a);
-    return NULL;
+    return alg->check ? alg->check(a) : NULL;
+}
+
+int agx_alg_param(const agx_args *a, const char *name, int *value)
+{
+    for (int i = 0; i < AGX_MAX_PARAMS && a->alg->params[i].name; i++) {
+        const agx_param *pm = &a->alg->params[i];
+        long long v = pm->def;
+        if (strcmp(pm->name, name))
+            continue;
+        if (agx_env_int(pm->env, pm->min, pm->max, &v) < 0)
+            return agx_error(MPI_ERR_ARG, "%s=%s: expected an integer in [%d, %d] (%s)", pm->env,
+                             getenv(pm->env), pm->min, pm->max, pm->desc);
+        *value = (int)v;
+        return MPI_SUCCESS;
+    }
+    return agx_error(MPI_ERR_INTERN, "algorithm '%s' has no parameter '%s'", a->alg->name, name);
 }

@@ -1,5 +1,5 @@
 /*
- * BDR schedule (seed 004, Listing 2, lines 21-45).
+ * BDR schedule (Proficz21, Listing 2, lines 21-45).
  *
  * Pre-steps (lines 22-33): psNo_q = floor((max_r a_r - a_q) / tau) is the number of
  * steps process q is predicted to be in the collective before the last one arrives; q
@@ -35,12 +35,26 @@ typedef struct {
     int rank;
 } arrival_rank;
 
-static int by_arrival_desc(const void *x, const void *y)
+static int by_arrival(const void *x, const void *y)
 {
     const arrival_rank *u = x, *v = y;
     if (u->a != v->a)
-        return u->a > v->a ? -1 : 1;
+        return u->a < v->a ? -1 : 1;
     return u->rank - v->rank;
+}
+
+int agx_order_by_arrival(int n, const double *arrival, int descending, int *order)
+{
+    arrival_rank *ar = malloc(sizeof(arrival_rank) * (size_t)(n > 0 ? n : 1));
+    if (!ar)
+        return -1;
+    for (int q = 0; q < n; q++)
+        ar[q] = (arrival_rank){descending ? -arrival[q] : arrival[q], q};
+    qsort(ar, (size_t)n, sizeof(arrival_rank), by_arrival);
+    for (int q = 0; q < n; q++)
+        order[q] = ar[q].rank;
+    free(ar);
+    return 0;
 }
 
 static int by_int(const void *x, const void *y)
@@ -135,6 +149,47 @@ int agx_bdr_first_send(const agx_bdr_sched *s, int r)
     return s->soff[r + 1] > s->soff[r] ? s->sends[s->soff[r]].step : s->nsteps;
 }
 
+/* Renumber the used steps 0, 1, ... (steps: room for n ints). */
+static void compress(agx_bdr_sched *s, xfer *xf, int n, int *steps, int maxps)
+{
+    int nu = 0, p = s->p;
+    for (int k = 0; k < n; k++)
+        steps[nu++] = xf[k].step;
+    qsort(steps, (size_t)nu, sizeof(int), by_int);
+    int m = 0;
+    for (int k = 0; k < nu; k++)
+        if (m == 0 || steps[m - 1] != steps[k])
+            steps[m++] = steps[k];
+    s->nsteps = m;
+    for (int k = 0; k < n; k++) {
+        int *hit = bsearch(&xf[k].step, steps, (size_t)m, sizeof(int), by_int);
+        xf[k].step = (int)(hit - steps);
+    }
+    for (int q = 0; q < p; q++)
+        s->arrive_step[q] = used_before(steps, m, maxps - s->psno[q]);
+    s->ring0 = used_before(steps, m, maxps);
+}
+
+/* Per-process lists; creation order is already step order for each process. */
+static void fill_lists(agx_bdr_sched *s, const xfer *xf, int n, int *sfill, int *rfill)
+{
+    int p = s->p;
+    for (int k = 0; k < n; k++) {
+        s->soff[xf[k].from + 1]++;
+        s->roff[xf[k].to + 1]++;
+    }
+    for (int q = 0; q < p; q++) {
+        s->soff[q + 1] += s->soff[q];
+        s->roff[q + 1] += s->roff[q];
+    }
+    memcpy(sfill, s->soff, sizeof(int) * (size_t)p);
+    memcpy(rfill, s->roff, sizeof(int) * (size_t)p);
+    for (int k = 0; k < n; k++) {
+        s->sends[sfill[xf[k].from]++] = (agx_bdr_op){xf[k].step, xf[k].to, xf[k].seg};
+        s->recvs[rfill[xf[k].to]++] = (agx_bdr_op){xf[k].step, xf[k].from, xf[k].seg};
+    }
+}
+
 int agx_bdr_build(int p, const double *arrival, double tau, agx_bdr_sched *s)
 {
     memset(s, 0, sizeof *s);
@@ -164,19 +219,10 @@ int agx_bdr_build(int p, const double *arrival, double tau, agx_bdr_sched *s)
             maxps = s->psno[q];
     }
     s->max_psno = maxps;
-    if (maxps > 0) {
-        arrival_rank *ar = malloc(sizeof(arrival_rank) * (size_t)p);
-        if (!ar) {
-            free(xf), free(pa), free(busy), free(steps);
-            agx_bdr_free(s);
-            return -1;
-        }
-        for (int q = 0; q < p; q++)
-            ar[q] = (arrival_rank){arrival[q], q};
-        qsort(ar, (size_t)p, sizeof(arrival_rank), by_arrival_desc);
-        for (int q = 0; q < p; q++)
-            pa[q] = ar[q].rank;
-        free(ar);
+    if (maxps > 0 && agx_order_by_arrival(p, arrival, 1, pa)) {
+        free(xf), free(pa), free(busy), free(steps);
+        agx_bdr_free(s);
+        return -1;
     }
     int n = pre_loop(p, s->psno, maxps, pa, s->prev_sent, busy, xf);
     s->npre_xfers = n;
@@ -188,38 +234,29 @@ int agx_bdr_build(int p, const double *arrival, double tau, agx_bdr_sched *s)
                 xf[n++] = (xfer){maxps + j, i, rc, seg};
         }
     }
-    /* renumber the used steps 0, 1, ... */
-    int nu = 0;
-    for (int k = 0; k < n; k++)
-        steps[nu++] = xf[k].step;
-    qsort(steps, (size_t)nu, sizeof(int), by_int);
-    int m = 0;
-    for (int k = 0; k < nu; k++)
-        if (m == 0 || steps[m - 1] != steps[k])
-            steps[m++] = steps[k];
-    s->nsteps = m;
-    for (int k = 0; k < n; k++) {
-        int *hit = bsearch(&xf[k].step, steps, (size_t)m, sizeof(int), by_int);
-        xf[k].step = (int)(hit - steps);
-    }
-    for (int q = 0; q < p; q++)
-        s->arrive_step[q] = used_before(steps, m, maxps - s->psno[q]);
-    s->ring0 = used_before(steps, m, maxps);
-    /* per-process lists; creation order is already step order for each process */
-    for (int k = 0; k < n; k++) {
-        s->soff[xf[k].from + 1]++;
-        s->roff[xf[k].to + 1]++;
-    }
-    for (int q = 0; q < p; q++) {
-        s->soff[q + 1] += s->soff[q];
-        s->roff[q + 1] += s->roff[q];
-    }
-    memcpy(busy, s->soff, sizeof(int) * (size_t)p);
-    memcpy(pa, s->roff, sizeof(int) * (size_t)p);
-    for (int k = 0; k < n; k++) {
-        s->sends[busy[xf[k].from]++] = (agx_bdr_op){xf[k].step, xf[k].to, xf[k].seg};
-        s->recvs[pa[xf[k].to]++] = (agx_bdr_op){xf[k].step, xf[k].from, xf[k].seg};
-    }
+    compress(s, xf, n, steps, maxps);
+    fill_lists(s, xf, n, busy, pa);
     free(xf), free(pa), free(busy), free(steps);
     return 0;
+}
+
+int agx_bdr_foreground(const agx_bdr_sched *sc, int me, int skip_recvs, int tag0, int span, agx_sched *out)
+{
+    for (int k = sc->soff[me]; k < sc->soff[me + 1]; k++) {
+        const agx_bdr_op *o = &sc->sends[k];
+        agx_blockset set;
+        agx_set_clear(&set);
+        agx_set_add(&set, o->seg, 1);
+        if (agx_sched_add_ex(out, o->step, AGX_SOP_SEND, o->peer, tag0 + o->seg % span, 0, 0, &set))
+            return -1;
+    }
+    for (int k = sc->roff[me] + skip_recvs; k < sc->roff[me + 1]; k++) {
+        const agx_bdr_op *o = &sc->recvs[k];
+        agx_blockset set;
+        agx_set_clear(&set);
+        agx_set_add(&set, o->seg, 1);
+        if (agx_sched_add_ex(out, o->step, AGX_SOP_RECV, o->peer, tag0 + o->seg % span, 0, 0, &set))
+            return -1;
+    }
+    return agx_sched_finish(out);
 }

@@ -1,5 +1,5 @@
 /*
- * Background Disseminated Ring (seed 004, Listing 2): the schedule, as a pure function of
+ * Background Disseminated Ring (Proficz21, Listing 2): the schedule, as a pure function of
  * the predicted arrival times, the number of processes and tau (one segment's transfer
  * time). No MPI here; tests/unit/test_bdr.c checks it by simulation.
  *
@@ -10,6 +10,8 @@
  */
 #ifndef AGX_BDR_H
 #define AGX_BDR_H
+
+#include "patterns.h"
 
 typedef struct {
     int step, peer, seg;
@@ -41,5 +43,13 @@ void agx_bdr_free(agx_bdr_sched *s);
 /* The first step at which process r sends (nsteps when it never sends): the background
  * thread executes r's receives before it (Listing 2, lines 47-51). */
 int agx_bdr_first_send(const agx_bdr_sched *s, int r);
+
+/* This rank's foreground part as a schedule over segments (block g = segment g): its
+ * sends, and its receives after the first skip_recvs (done in the background), one round
+ * per step, each message tagged tag0 + seg % span. Returns 0, or -1 when out of memory. */
+int agx_bdr_foreground(const agx_bdr_sched *s, int me, int skip_recvs, int tag0, int span, agx_sched *out);
+
+/* order[0..n) = the indices sorted by arrival (ascending, or descending), ties by index. */
+int agx_order_by_arrival(int n, const double *arrival, int descending, int *order);
 
 #endif

@@ -54,25 +54,25 @@ int agx_set_contains(const agx_blockset *s, int block)
 int agx_ceil_log2(int p)
 {
     int k = 0;
-    while ((1 << k) < p)
+    while ((1LL << k) < p)
         k++;
     return k;
+}
+
+int agx_ceil_logk(int n, int k)
+{
+    int L = 0;
+    for (long long D = 1; D < n; D *= (k < 2 ? 2 : k))
+        L++;
+    return L;
 }
 
 int agx_floor_pow2(int p)
 {
     int q = 1;
-    while (q * 2 <= p)
+    while (q <= p / 2)
         q *= 2;
     return q;
 }
 
 int agx_is_pow2(int p) { return p > 0 && (p & (p - 1)) == 0; }
-
-void agx_step_idle(agx_step *st)
-{
-    st->send.peer = -1;
-    st->recv.peer = -1;
-    agx_set_clear(&st->send.set);
-    agx_set_clear(&st->recv.set);
-}

@@ -1,4 +1,4 @@
-/* Regions and the plans of the locality-aware allgathers (see locality.h). */
+/* Regions and the schedules of the locality-aware allgathers (see locality.h). */
 #include "locality.h"
 
 #include <stdlib.h>
@@ -88,37 +88,6 @@ int agx_regions_override(const char *region_size, const char *regions, int p, in
     return 0;
 }
 
-void agx_plan_init(agx_plan *pl) { memset(pl, 0, sizeof *pl); }
-
-void agx_plan_free(agx_plan *pl)
-{
-    free(pl->ops);
-    memset(pl, 0, sizeof *pl);
-}
-
-static int plan_add(agx_plan *pl, int step, int send, int peer, const agx_blockset *set)
-{
-    if (agx_set_size(set) == 0)
-        return 0; /* both sides compute the same set: an empty message is skipped by both */
-    if (pl->n == pl->cap) {
-        int cap = pl->cap ? 2 * pl->cap : 16;
-        agx_pop *ops = realloc(pl->ops, sizeof(agx_pop) * (size_t)cap);
-        if (!ops)
-            return -1;
-        pl->ops = ops;
-        pl->cap = cap;
-    }
-    pl->ops[pl->n].step = step;
-    pl->ops[pl->n].send = send;
-    pl->ops[pl->n].peer = peer;
-    pl->ops[pl->n].set = *set;
-    pl->overflow |= set->overflow;
-    pl->n++;
-    if (step + 1 > pl->nsteps)
-        pl->nsteps = step + 1;
-    return 0;
-}
-
 void agx_order_regions(const agx_regions *R, int nl, int *order)
 {
     (void)nl;
@@ -135,14 +104,6 @@ void agx_order_multileader(const agx_regions *R, int nl, int *order)
         for (int g = 0; g < R->r; g++)
             for (int x = sb_start(R->size[g], nl, l); x < sb_start(R->size[g], nl, l + 1); x++)
                 order[v++] = R->members[R->start[g] + x];
-}
-
-int agx_loc_bruck_nonlocal_steps(int r, int k)
-{
-    int L = 0;
-    for (long long D = 1; D < r; D *= k)
-        L++;
-    return L;
 }
 
 /* Virtual blocks of regions [a, a+n) (mod r) in the region-major order. */
@@ -193,11 +154,11 @@ static void add_contrib(agx_blockset *s, const agx_regions *R, int g, int y, con
 
 /* Bruck allgather among the m members of region g over contributions c, in steps
  * step0 .. step0 + ceil(log2 m) - 1. */
-static int local_bruck(const agx_regions *R, int g, int x, int step0, const contrib_rule *c, agx_plan *pl)
+static int local_bruck(const agx_regions *R, int g, int x, int step0, const contrib_rule *c, agx_sched *pl)
 {
     int m = R->size[g], steps = agx_ceil_log2(m);
     for (int t = 0; t < steps; t++) {
-        int d = 1 << t, cnt = d < m - d ? d : m - d;
+        int d = 1 << t, cnt = agx_bruck_count(d, m);
         agx_blockset snd, rcv;
         agx_set_clear(&snd);
         agx_set_clear(&rcv);
@@ -205,21 +166,21 @@ static int local_bruck(const agx_regions *R, int g, int x, int step0, const cont
             add_contrib(&snd, R, g, agx_mod(x + y, m), c);
             add_contrib(&rcv, R, g, agx_mod(x + d + y, m), c);
         }
-        if (plan_add(pl, step0 + t, 1, R->members[R->start[g] + agx_mod(x - d, m)], &snd) ||
-            plan_add(pl, step0 + t, 0, R->members[R->start[g] + agx_mod(x + d, m)], &rcv))
+        if (agx_sched_add(pl, step0 + t, AGX_SOP_SEND, R->members[R->start[g] + agx_mod(x - d, m)], &snd) ||
+            agx_sched_add(pl, step0 + t, AGX_SOP_RECV, R->members[R->start[g] + agx_mod(x + d, m)], &rcv))
             return -1;
     }
     return 0;
 }
 
-int agx_plan_loc_bruck(const agx_regions *R, int nl, const int *vidx, int rank, agx_plan *pl)
+int agx_build_loc_bruck(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *pl)
 {
     (void)nl;
     (void)vidx; /* the region-major order: region g's members start at R->start[g] */
     int g = R->region_of[rank], x = R->local[rank], m = R->size[g];
     int LS = agx_ceil_log2(R->max_size); /* every local phase padded to the largest region */
     int k = R->min_size < 2 ? 2 : R->min_size;
-    int L = agx_loc_bruck_nonlocal_steps(R->r, k);
+    int L = agx_ceil_logk(R->r, k);
     contrib_rule own = {.own = 1};
     int step = 0;
     if (local_bruck(R, g, x, step, &own, pl))
@@ -237,8 +198,8 @@ int agx_plan_loc_bruck(const agx_regions *R, int nl, const int *vidx, int rank, 
             agx_set_clear(&rcv);
             add_regions(&snd, R, g, cnt);
             add_regions(&rcv, R, from, cnt);
-            if (plan_add(pl, step, 1, R->members[R->start[to] + j % R->size[to]], &snd) ||
-                plan_add(pl, step, 0, R->members[R->start[from] + j % R->size[from]], &rcv))
+            if (agx_sched_add(pl, step, AGX_SOP_SEND, R->members[R->start[to] + j % R->size[to]], &snd) ||
+                agx_sched_add(pl, step, AGX_SOP_RECV, R->members[R->start[from] + j % R->size[from]], &rcv))
                 return -1;
         }
         step += 1;
@@ -247,12 +208,12 @@ int agx_plan_loc_bruck(const agx_regions *R, int nl, const int *vidx, int rank, 
             return -1;
         step += LS;
     }
-    pl->nsteps = step;
+    pl->nrounds = step;
     return 0;
 }
 
 /* Binomial broadcast of virtual blocks [0, p) among `n` ranks ranks[0..n) from ranks[0]. */
-static int local_bcast(const int *ranks, int n, int x, int step0, int p, agx_plan *pl)
+static int local_bcast(const int *ranks, int n, int x, int step0, int p, agx_sched *pl)
 {
     agx_blockset all;
     agx_set_clear(&all);
@@ -260,17 +221,17 @@ static int local_bcast(const int *ranks, int n, int x, int step0, int p, agx_pla
     for (int t = 0; (1 << t) < n; t++) {
         int mask = 1 << t;
         if (x < mask && x + mask < n) {
-            if (plan_add(pl, step0 + t, 1, ranks[x + mask], &all))
+            if (agx_sched_add(pl, step0 + t, AGX_SOP_SEND, ranks[x + mask], &all))
                 return -1;
         } else if (x >= mask && x < 2 * mask) {
-            if (plan_add(pl, step0 + t, 0, ranks[x - mask], &all))
+            if (agx_sched_add(pl, step0 + t, AGX_SOP_RECV, ranks[x - mask], &all))
                 return -1;
         }
     }
     return 0;
 }
 
-int agx_plan_hierarchical(const agx_regions *R, int nl, const int *vidx, int rank, agx_plan *pl)
+int agx_build_hierarchical(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *pl)
 {
     (void)nl;
     (void)vidx;
@@ -282,13 +243,13 @@ int agx_plan_hierarchical(const agx_regions *R, int nl, const int *vidx, int ran
     if (x > 0) {
         agx_set_clear(&s);
         agx_set_add(&s, R->start[g] + x, 1);
-        if (plan_add(pl, step, 1, mem[0], &s))
+        if (agx_sched_add(pl, step, AGX_SOP_SEND, mem[0], &s))
             return -1;
     } else {
         for (int y = 1; y < m; y++) {
             agx_set_clear(&s);
             agx_set_add(&s, R->start[g] + y, 1);
-            if (plan_add(pl, step, 0, mem[y], &s))
+            if (agx_sched_add(pl, step, AGX_SOP_RECV, mem[y], &s))
                 return -1;
         }
     }
@@ -297,26 +258,26 @@ int agx_plan_hierarchical(const agx_regions *R, int nl, const int *vidx, int ran
     int LB = agx_ceil_log2(R->r);
     if (x == 0)
         for (int t = 0; t < LB; t++) {
-            int d = 1 << t, cnt = d < R->r - d ? d : R->r - d;
+            int d = 1 << t, cnt = agx_bruck_count(d, R->r);
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
             add_regions(&snd, R, g, cnt);
             add_regions(&rcv, R, g + d, cnt);
             int to = agx_mod(g - d, R->r), from = agx_mod(g + d, R->r);
-            if (plan_add(pl, step + t, 1, R->members[R->start[to]], &snd) ||
-                plan_add(pl, step + t, 0, R->members[R->start[from]], &rcv))
+            if (agx_sched_add(pl, step + t, AGX_SOP_SEND, R->members[R->start[to]], &snd) ||
+                agx_sched_add(pl, step + t, AGX_SOP_RECV, R->members[R->start[from]], &rcv))
                 return -1;
         }
     step += LB;
     /* 3. binomial broadcast of everything in the region */
     if (local_bcast(mem, m, x, step, R->p, pl))
         return -1;
-    pl->nsteps = step + agx_ceil_log2(R->max_size);
+    pl->nrounds = step + agx_ceil_log2(R->max_size);
     return 0;
 }
 
-int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_plan *pl)
+int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *pl)
 {
     int g = R->region_of[rank], x = R->local[rank], m = R->size[g];
     const int *mem = R->members + R->start[g];
@@ -336,13 +297,13 @@ int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank
     if (xs > 0) {
         agx_set_clear(&s);
         agx_set_add(&s, vidx[rank], 1);
-        if (plan_add(pl, step, 1, mem[s0], &s))
+        if (agx_sched_add(pl, step, AGX_SOP_SEND, mem[s0], &s))
             return -1;
     } else {
         for (int y = 1; y < sn; y++) {
             agx_set_clear(&s);
             agx_set_add(&s, vidx[mem[s0 + y]], 1);
-            if (plan_add(pl, step, 0, mem[s0 + y], &s))
+            if (agx_sched_add(pl, step, AGX_SOP_RECV, mem[s0 + y], &s))
                 return -1;
         }
     }
@@ -355,7 +316,7 @@ int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank
         int lo = vidx[R->members[R->start[0] + sb_start(R->size[0], nl, l)]];
         int hi = l + 1 < nl ? vidx[R->members[R->start[0] + sb_start(R->size[0], nl, l + 1)]] : R->p;
         for (int t = 0; t < LB; t++) {
-            int d = 1 << t, cnt = d < R->r - d ? d : R->r - d;
+            int d = 1 << t, cnt = agx_bruck_count(d, R->r);
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
@@ -375,14 +336,14 @@ int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank
                 }
             }
             int to = agx_mod(g - d, R->r), from = agx_mod(g + d, R->r);
-            if (plan_add(pl, step + t, 1, R->members[R->start[to] + sb_start(R->size[to], nl, l)], &snd) ||
-                plan_add(pl, step + t, 0, R->members[R->start[from] + sb_start(R->size[from], nl, l)], &rcv))
+            if (agx_sched_add(pl, step + t, AGX_SOP_SEND, R->members[R->start[to] + sb_start(R->size[to], nl, l)], &snd) ||
+                agx_sched_add(pl, step + t, AGX_SOP_RECV, R->members[R->start[from] + sb_start(R->size[from], nl, l)], &rcv))
                 return -1;
         }
         /* 3. Bruck among the nl leaders of this region: leader l holds the index-l
          * sub-blocks of every region, virtual [first(l), first(l+1)) */
         for (int t = 0; t < LL; t++) {
-            int d = 1 << t, cnt = d < nl - d ? d : nl - d;
+            int d = 1 << t, cnt = agx_bruck_count(d, nl);
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
@@ -397,8 +358,8 @@ int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank
                 }
             }
             int to = agx_mod(l - d, nl), from = agx_mod(l + d, nl);
-            if (plan_add(pl, step + LB + t, 1, mem[sb_start(m, nl, to)], &snd) ||
-                plan_add(pl, step + LB + t, 0, mem[sb_start(m, nl, from)], &rcv))
+            if (agx_sched_add(pl, step + LB + t, AGX_SOP_SEND, mem[sb_start(m, nl, to)], &snd) ||
+                agx_sched_add(pl, step + LB + t, AGX_SOP_RECV, mem[sb_start(m, nl, from)], &rcv))
                 return -1;
         }
     }
@@ -406,6 +367,6 @@ int agx_plan_multileader(const agx_regions *R, int nl, const int *vidx, int rank
     /* 4. binomial broadcast inside the sub-block */
     if (local_bcast(mem + s0, sn, xs, step, R->p, pl))
         return -1;
-    pl->nsteps = step + agx_ceil_log2(maxsb);
+    pl->nrounds = step + agx_ceil_log2(maxsb);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* Cost models of the papers (see model.h). */
 #include "model.h"
+#include "patterns.h"
 
 #include <math.h>
 
@@ -48,17 +49,15 @@ double agx_model_bruck_eq3(int p, double s, double alpha, double beta)
 
 int agx_model_loc_bruck_nonlocal_msgs(int r, int pl)
 {
-    int L = 0;
-    for (long long D = 1; D < r; D *= (pl < 2 ? 2 : pl))
-        L++;
-    return L;
+    return agx_ceil_logk(r, pl);
 }
 
 double agx_model_loc_bruck_eq4(int p, int pl, double s, double alpha, double beta, double alpha_l,
                                double beta_l)
 {
     int r = (p + pl - 1) / pl, L = agx_model_loc_bruck_nonlocal_msgs(r, pl);
-    return L * alpha + r * s * beta + (L + 1) * alpha_l + (p - 1) * s * beta_l;
+    /* the text's log2(p_l) local steps per local phase (the printed Eq. 4 drops it) */
+    return L * alpha + r * s * beta + (L + 1) * agx_ceil_log2(pl) * alpha_l + (p - 1) * s * beta_l;
 }
 
 void agx_model_bruck_nonlocal(int p, const int *label, int *msgs, int *blocks)

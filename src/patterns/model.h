@@ -36,7 +36,9 @@ double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0,
 /* Eq. 3: standard Bruck, the busiest process: log2(p) alpha + (p-1) s beta (the paper's
  * (b-1) beta with b = p s; every message counted non-local, as for its P0). */
 double agx_model_bruck_eq3(int p, double s, double alpha, double beta);
-/* Eq. 4: loc_bruck: L alpha + (r s) beta + (L+1) alpha_l + (p-1) s beta_l, L = ceil(log_pl r). */
+/* Eq. 4: loc_bruck: L alpha + (r s) beta + (L+1) log2(p_l) alpha_l + (p-1) s beta_l,
+ * L = ceil(log_pl r). The log2(p_l) factor is the paper's text (each local phase is a
+ * Bruck allgather of log2(p_l) steps); the printed Eq. 4 drops it. */
 double agx_model_loc_bruck_eq4(int p, int pl, double s, double alpha, double beta, double alpha_l,
                                double beta_l);
 /* Non-local messages and blocks sent by the busiest process of standard Bruck (Algorithm 1's

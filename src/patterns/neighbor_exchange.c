@@ -1,16 +1,14 @@
 /*
  * Neighbour exchange (Chen, Johnson, Tang et al.; Open MPI allgather "neighbor"), even p.
  * Pair i is blocks {2i, 2i+1}; np = p/2 pairs. Rank r belongs to pair i = r/2.
- *   step 0: swap single blocks with the pair partner (r ^ 1);
- *   step s >= 1: even ranks talk left (r-1) on odd s and right (r+1) on even s, odd ranks
- *   the opposite; each sends the pair it received at step s-1 (its own pair at s = 1).
+ *   round 0: swap single blocks with the pair partner (r ^ 1);
+ *   round s >= 1: even ranks talk left (r-1) on odd s and right (r+1) on even s, odd ranks
+ *   the opposite; each sends the pair it received at round s-1 (its own pair at s = 1).
  * Even rank receives pair i - (s+1)/2 on odd s and i + s/2 on even s; odd rank the mirror.
  */
 #include "patterns.h"
 
-int agx_nex_nsteps(int p) { return p > 1 ? p / 2 : 0; }
-
-/* The pair rank r receives at step s >= 1. */
+/* The pair rank r receives at round s >= 1. */
 static int nex_recv_pair(int r, int np, int s)
 {
     int i = r / 2, even = (r % 2 == 0);
@@ -18,22 +16,22 @@ static int nex_recv_pair(int r, int np, int s)
     return agx_mod(even ? i + off : i - off, np);
 }
 
-void agx_nex_step(int r, int p, int s, agx_step *st)
+int agx_build_neighbor_exchange(agx_sched *s, int round0, int r, int p, int param)
 {
+    (void)param;
     int np = p / 2, even = (r % 2 == 0);
-    agx_step_idle(st);
-    if (s == 0) {
-        int partner = r ^ 1;
-        st->send.peer = st->recv.peer = partner;
-        agx_set_add(&st->send.set, r, 1);
-        agx_set_add(&st->recv.set, partner, 1);
-        return;
+    if (p <= 1)
+        return 0;
+    if (agx_sched_add_range(s, round0, AGX_SOP_SEND, r ^ 1, r, 1) ||
+        agx_sched_add_range(s, round0, AGX_SOP_RECV, r ^ 1, r ^ 1, 1))
+        return -1;
+    for (int t = 1; t < np; t++) {
+        int left = (t % 2 == 1) == even;
+        int peer = agx_mod(left ? r - 1 : r + 1, p);
+        int send_pair = t == 1 ? r / 2 : nex_recv_pair(r, np, t - 1);
+        if (agx_sched_add_range(s, round0 + t, AGX_SOP_SEND, peer, 2 * send_pair, 2) ||
+            agx_sched_add_range(s, round0 + t, AGX_SOP_RECV, peer, 2 * nex_recv_pair(r, np, t), 2))
+            return -1;
     }
-    int left = (s % 2 == 1) == even;
-    int peer = agx_mod(left ? r - 1 : r + 1, p);
-    int send_pair = s == 1 ? r / 2 : nex_recv_pair(r, np, s - 1);
-    int recv_pair = nex_recv_pair(r, np, s);
-    st->send.peer = st->recv.peer = peer;
-    agx_set_add(&st->send.set, 2 * send_pair, 2);
-    agx_set_add(&st->recv.set, 2 * recv_pair, 2);
+    return np;
 }

@@ -158,7 +158,7 @@ static void background_works(void)
             agx_stats_enable(1);
             agx_allgather(s, 4096, MPI_FLOAT, r, 4096, MPI_FLOAT, MPI_COMM_WORLD);
             agx_stats_enable(0);
-            agx_pat_get_info(&info);
+            agx_pat_get_info(MPI_COMM_WORLD, &info);
             /* exact counts, whatever the schedule: bdr moves each block p-1 times, one
              * message each; bslb's non-roots send a short and a rest message each */
             agx_stats st;
@@ -227,11 +227,31 @@ static void lifecycle(void)
     const char *ran;
     agx_comm_last_algorithm(dup, AGX_OP_ALLGATHER, &ran);
     CHECK(rc == MPI_SUCCESS && !strcmp(ran, "ring"), "bdr on another communicator ran as %s", ran);
-    MPI_Comm_free(&dup);
+    /* a session of its own on the other communicator: both serve bdr, epoch by epoch */
+    rc = agx_pat_init(dup);
+    CHECK(rc == MPI_SUCCESS, "agx_pat_init on a second communicator");
+    for (int e = 0; e < 6; e++) {
+        MPI_Comm c = e % 2 ? dup : MPI_COMM_WORLD;
+        agx_pat_compute_begin();
+        usleep(rank == e % np ? 2000 : 0);
+        agx_pat_progress(0.5);
+        agx_pat_compute_end();
+        v[0] = v[1] = v[2] = v[3] = rank + 100 * e;
+        rc = agx_allgather(v, 4, MPI_INT, out, 4, MPI_INT, c);
+        agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+        int good = rc == MPI_SUCCESS && !strcmp(ran, "bdr");
+        for (int i = 0; i < 4 * np; i++)
+            good &= out[i] == i / 4 + 100 * e;
+        CHECK(good, "epoch %d on %s: rc %d, ran %s", e, e % 2 ? "the second communicator" : "MPI_COMM_WORLD", rc, ran);
+    }
+    agx_pat_info dinfo;
+    agx_pat_get_info(dup, &dinfo);
+    CHECK(dinfo.active && dinfo.epochs >= 6, "second session: active %d, %lld epochs", dinfo.active, dinfo.epochs);
+    MPI_Comm_free(&dup); /* ends its session */
     /* finalize with an epoch open, then init again */
     agx_pat_compute_begin();
     agx_pat_progress(0.25);
-    rc = agx_pat_finalize();
+    rc = agx_pat_finalize(MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS, "finalize with an open epoch");
     rc = agx_pat_init(MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS, "re-init");
@@ -255,7 +275,7 @@ static void lifecycle(void)
     }
     CHECK(bad == 0, "%d iterations: %d wrong elements", iters, bad);
     agx_pat_info info;
-    agx_pat_get_info(&info);
+    agx_pat_get_info(MPI_COMM_WORLD, &info);
     CHECK(info.epochs >= iters, "epochs %lld", info.epochs);
     free(out);
 }
@@ -281,7 +301,7 @@ int main(int argc, char **argv)
     int pap = !single && provided == MPI_THREAD_MULTIPLE;
     CHECK(agx_pat_init(MPI_COMM_WORLD) == MPI_SUCCESS, "agx_pat_init");
     agx_pat_info info;
-    agx_pat_get_info(&info);
+    agx_pat_get_info(MPI_COMM_WORLD, &info);
     CHECK(info.active == pap, "monitor active %d, expected %d", info.active, pap);
     differential(pap);
     if (pap) {

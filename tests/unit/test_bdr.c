@@ -9,6 +9,7 @@
  */
 #include "bdr.h"
 #include "patterns.h"
+#include "simsched.h"
 #include "unit.h"
 
 #include <math.h>
@@ -92,14 +93,18 @@ TEST(equal_arrivals_are_the_ring)
         ASSERT_EQ(s.nsteps, p - 1);
         for (int r = 0; r < p; r++) {
             ASSERT_EQ(s.soff[r + 1] - s.soff[r], p - 1);
+            agx_sched ring;
+            agx_sched_init(&ring);
+            ASSERT(agx_build_ring(&ring, 0, r, p, 0) >= 0 && agx_sched_finish(&ring) == 0);
             for (int j = 0; j < p - 1; j++) {
-                agx_step st;
-                agx_ring_step(r, p, j, &st);
+                const agx_sop *send = &ring.ops[2 * j];
                 const agx_bdr_op *o = &s.sends[s.soff[r] + j];
+                ASSERT_EQ(send->kind, AGX_SOP_SEND);
                 ASSERT_EQ(o->step, j);
-                ASSERT_EQ(o->peer, st.send.peer);
-                ASSERT(agx_set_contains(&st.send.set, o->seg));
+                ASSERT_EQ(o->peer, send->peer);
+                ASSERT(agx_sop_has(&ring, send, o->seg));
             }
+            agx_sched_free(&ring);
         }
         agx_bdr_free(&s);
         free(arr);
@@ -196,6 +201,38 @@ TEST(adversarial_inputs)
     for (int q = 0; q < 200; q++)
         arr[q] = q * 1e6;
     ASSERT(build_check(200, arr, 1.0));
+}
+
+
+/* The foreground schedules of all ranks (nothing done in the background) form a valid
+ * schedule in the common format: every segment arrives exactly once. */
+TEST(foreground_schedules)
+{
+    unsigned seed = 11;
+    for (int p = 1; p <= 24; p++)
+        for (int trial = 0; trial < 4; trial++) {
+            double arr[24];
+            for (int q = 0; q < p; q++) {
+                seed = seed * 1103515245u + 12345u;
+                arr[q] = trial == 0 ? 0 : (double)((seed >> 16) % 50);
+            }
+            agx_bdr_sched s;
+            ASSERT(agx_bdr_build(p, arr, 1.0, &s) == 0);
+            agx_sched *S = calloc((size_t)p, sizeof(agx_sched));
+            unsigned char *has = calloc((size_t)p * p + 1, 1);
+            for (int r = 0; r < p; r++) {
+                agx_sched_init(&S[r]);
+                ASSERT(agx_bdr_foreground(&s, r, 0, 16, 1000, &S[r]) == 0);
+                has[r * p + r] = 1;
+            }
+            sim_counts c;
+            ASSERT(sim_run("bdr", S, p, has, 1, NULL, &c));
+            ASSERT_EQ(c.msgs_total, p * (p - 1));
+            for (int r = 0; r < p; r++)
+                agx_sched_free(&S[r]);
+            free(S), free(has);
+            agx_bdr_free(&s);
+        }
 }
 
 UNIT_MAIN()

@@ -1,5 +1,5 @@
 /*
- * Root-gathering intergroup allgather / allgatherv (seed 000, Section 3.1), the algorithm
+ * Root-gathering intergroup allgather / allgatherv (KangTraff19, Section 3.1), the algorithm
  * MPICH, MVAPICH and Open MPI use; agx's baseline.
  *
  *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (the MPI library's
@@ -43,13 +43,8 @@ int agx_allgather_inter_root_gather(const agx_args *a)
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gatherv(io.bytes, ki, MPI_BYTE, gathered, sizes, displs, MPI_BYTE, 0, ig->local);
-    if (rc == MPI_SUCCESS && root) {
-        int peer = ig->remote_x[0];
-        agx_stats_count_map(ig->node_of, ig->xrank, peer, KL);
-        agx_stats_intergroup(KL, KR);
-        rc = MPI_Sendrecv(gathered, (int)KL, MPI_BYTE, peer, AGX_TAG + 2, io.full, (int)KR, MPI_BYTE,
-                          peer, AGX_TAG + 2, ig->xcomm, MPI_STATUS_IGNORE);
-    }
+    if (rc == MPI_SUCCESS && root)
+        rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io.full, KR);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast(io.full, (int)KR, MPI_BYTE, 0, ig->local);
     free(gathered);

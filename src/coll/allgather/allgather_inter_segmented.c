@@ -33,7 +33,7 @@ int agx_allgather_inter_segmented(const agx_args *a)
     }
     if (rc == MPI_SUCCESS) {
         rbnd = sbnd + ig->rsize + 1;
-        long long rk = (long long)a->blk.type_size * a->blk.ucount; /* the remote block */
+        long long rk = (long long)a->u.ag.blk.type_size * a->u.ag.blk.ucount; /* the remote block */
         agx_partition_subgroups(ig->lsize, ig->rsize, io.k, sbnd);  /* my group -> remote */
         agx_partition_subgroups(ig->rsize, ig->lsize, rk, rbnd);    /* remote -> my group */
         rc = agx_ig_exchange(a, io.bytes, (long long)ig->lrank * io.k, io.k, sbnd, rbnd, io.rpre, io.full);

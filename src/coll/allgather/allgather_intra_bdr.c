@@ -1,70 +1,115 @@
 /*
- * Background Disseminated Ring (seed 004, Listing 2), the PAP-aware ring.
+ * Background Disseminated Ring (Proficz21, Listing 2), the PAP-aware ring.
  *
- * Steps: the monitor thread (src/core/pat.c) exchanges the predicted arrivals during
- * the compute phase and builds the schedule (src/patterns/bdr.c): pre-steps in which
- * the processes that have arrived send their own block to processes still computing
- * (r-1, r-2, ... slowest first), then the ring for the hops left. Before the call, the
- * thread receives this rank's blocks up to its first send step (lines 47-51). In the
- * call (lines 53-67), per remaining step: post the receive, send (blocking), wait.
+ * Steps: the monitor thread (src/pat) exchanges the predicted arrivals during the compute
+ * phase; plan() builds the schedule (src/patterns/bdr.c): pre-steps in which the
+ * processes that have arrived send their own block to processes still computing (r-1,
+ * r-2, ... slowest first), then the ring for the hops left. background() receives this
+ * rank's blocks up to its first send step (lines 47-51), straight into the receive buffer
+ * once the foreground has published it. In the call (lines 53-67) the rest of this rank's
+ * schedule runs through the engine, one round per step.
  * Cost: as the ring, (p-1).alpha + n.((p-1)/p).beta, when arrivals are equal; with an
  * imbalance omega, up to min(p-1, omega/tau) of the late process's blocks arrive before
  * it does, and it leaves after as few as one step. A wrong prediction delays the
  * pre-steps' senders, up to (p-2).tau of average elapsed time (Section 3.1).
  * Without a prepared epoch (no compute phase before the call) it is the ring itself.
  * Every message carries one block as bytes; a recvtype that is not contiguous goes
- * through one packed copy of the result (src/core/pat.c).
+ * through one packed copy of the result.
  * Memory requirements: the schedule, O(p^2) on every rank; blocks that arrive before
  * the receive buffer is known are staged (at most p-1 blocks).
  */
+#include "bdr.h"
 #include "pat.h"
 
-#include <limits.h>
+#include <stdlib.h>
 
 int agx_allgather_intra_ring(const agx_args *a);
+
+static int plan(agx_pat *s, const double *arrival, double tau)
+{
+    agx_bdr_sched *sc = malloc(sizeof *sc);
+    if (!sc || agx_bdr_build(s->p, arrival, tau, sc)) {
+        free(sc);
+        return MPI_ERR_NO_MEM;
+    }
+    s->state = sc;
+    s->last_presteps = sc->npre_xfers;
+    return MPI_SUCCESS;
+}
+
+/* Where block `seg` goes when the foreground has published its target and the message
+ * has the block's size; NULL: stage it. */
+static char *dst_of(agx_pat *s, long long n, void *arg)
+{
+    int seg = *(int *)arg;
+    pthread_mutex_lock(&s->mu);
+    char *d = s->target && n == s->blk ? s->target + (long long)seg * s->blk : NULL;
+    pthread_mutex_unlock(&s->mu);
+    return d;
+}
+
+/* Listing 2 lines 47-51: this rank's receives before its first send. */
+static int background(agx_pat *s)
+{
+    const agx_bdr_sched *sc = s->state;
+    int first = agx_bdr_first_send(sc, s->rank), rc = MPI_SUCCESS;
+    for (int k = sc->roff[s->rank]; k < sc->roff[s->rank + 1] && rc == MPI_SUCCESS; k++) {
+        const agx_bdr_op *o = &sc->recvs[k];
+        if (o->step >= first)
+            break;
+        int seg = o->seg, cancelled;
+        char *buf;
+        long long len = 0;
+        rc = agx_pat_probe_recv(s, o->peer, AGX_PAT_TAG_SEG0 + seg % s->tag_span, dst_of, &seg, &buf, &len,
+                                &cancelled);
+        if (cancelled)
+            break;
+        s->stage[seg] = buf;
+        s->stage_len[seg] = len;
+        s->bg_recvs++;
+    }
+    return rc;
+}
+
+static void clear(agx_pat *s)
+{
+    if (s->state)
+        agx_bdr_free(s->state);
+    free(s->state);
+}
+
+const struct agx_pat_alg agx_bdr_pat = {plan, background, clear};
 
 int agx_allgather_intra_bdr(const agx_args *a)
 {
     agx_pat_call c;
-    int rc = agx_pat_call_begin(a, AGX_PAT_BDR, 1, &c);
+    agx_sched fg;
+    int rc = agx_pat_call_begin(a, 1, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!c.s)
         return agx_allgather_intra_ring(a);
-    if (!c.sched)
+    if (!c.state)
         return agx_pat_call_end(a, &c, 0, MPI_ERR_INTERN); /* the monitor failed (reported) */
-    const agx_bdr_sched *sc = c.sched;
-    int me = c.rank, ks = sc->soff[me], ke = sc->soff[me + 1];
-    int kr = sc->roff[me] + c.bg_recvs, kre = sc->roff[me + 1];
-    /* tau sample: this rank's foreground time per step. Single steps mislead (a send into
-     * socket buffers returns early); the whole foreground does not. The monitor keeps the
-     * smallest sample of all ranks, the one that waited least for others. */
-    int nsteps = 0;
+    const agx_bdr_sched *sc = c.state;
+    agx_sched_init(&fg);
+    if (agx_bdr_foreground(sc, c.rank, c.bg_recvs, AGX_PAT_TAG_SEG0, c.s->tag_span, &fg))
+        rc = agx_error(MPI_ERR_NO_MEM, "bdr: out of memory for the schedule");
+    /* the segments of the target as blocks; tau sample: this rank's foreground time per
+     * step. Single steps mislead (a send into socket buffers returns early); the whole
+     * foreground does not. The monitor keeps the smallest sample of all ranks. */
+    agx_blocks seg;
+    agx_blocks_bytes(&seg, c.target, c.p, NULL, NULL);
+    seg.ucount = (int)c.blk;
+    agx_exec x = {.comm = c.data, .tag = AGX_PAT_TAG_SEG0, .bufs = &seg, .nbufs = 1,
+                  .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->rank};
     double t_begin = MPI_Wtime();
-    while ((ks < ke || kr < kre) && rc == MPI_SUCCESS) {
-        int sstep = ks < ke ? sc->sends[ks].step : INT_MAX;
-        int rstep = kr < kre ? sc->recvs[kr].step : INT_MAX;
-        int step = sstep < rstep ? sstep : rstep;
-        MPI_Request req = MPI_REQUEST_NULL;
-        nsteps++;
-        if (rstep == step) {
-            const agx_bdr_op *o = &sc->recvs[kr++];
-            rc = MPI_Irecv(c.target + (long long)o->seg * c.blk, (int)c.blk, MPI_BYTE, o->peer,
-                           agx_pat_seg_tag(&c, o->seg), c.data, &req);
-        }
-        if (sstep == step && rc == MPI_SUCCESS) {
-            const agx_bdr_op *o = &sc->sends[ks++];
-            rc = MPI_Send(c.target + (long long)o->seg * c.blk, (int)c.blk, MPI_BYTE, o->peer,
-                          agx_pat_seg_tag(&c, o->seg), c.data);
-            agx_stats_count(a->ctx, o->peer, c.blk);
-        }
-        if (req != MPI_REQUEST_NULL) {
-            if (rc == MPI_SUCCESS)
-                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
-            else
-                agx_cancel_all(1, &req);
-        }
-    }
+    if (rc == MPI_SUCCESS)
+        rc = agx_sched_run(&x, &fg);
+    int nsteps = 0;
+    for (int k = 0; k < fg.n; k++)
+        nsteps += k == 0 || fg.ops[k].round != fg.ops[k - 1].round;
     double tau = nsteps > 0 && c.blk > 0 ? (MPI_Wtime() - t_begin) / nsteps : 0;
+    agx_sched_free(&fg);
     return agx_pat_call_end(a, &c, tau, rc);
 }

@@ -13,6 +13,5 @@
 
 int agx_allgather_intra_bruck(const agx_args *a)
 {
-    int rc = agx_copy_own_block(a);
-    return rc != MPI_SUCCESS ? rc : agx_run_schedule(a, agx_bruck_nsteps, agx_bruck_step);
+    return agx_run_flat(a, agx_build_bruck, 0);
 }

@@ -12,5 +12,5 @@
 
 int agx_allgather_intra_hierarchical(const agx_args *a)
 {
-    return agx_run_locality(a, agx_order_regions, agx_plan_hierarchical, 1);
+    return agx_run_locality(a, agx_order_regions, agx_build_hierarchical, 1);
 }

@@ -14,12 +14,16 @@
  * the largest region's ceil(log2) steps so all ranks share one step numbering. A region
  * of one process (k = 2) handles its single digit itself.
  * Cost (Eq. 4, equal regions of p_l): ceil(log_pl r).alpha + (b/p_l).beta
- *      + (ceil(log_pl r) + 1) log2(p_l).alpha_l + (b-1).beta_l   (b: result bytes)
+ *      + (ceil(log_pl r) + 1) log2(p_l).alpha_l + (b-1).beta_l   (b: result bytes).
+ * The log2(p_l) factor on the local term is the paper's text ("log2(p_l) (log_pl(r) + 1)
+ * local messages": every local phase is a Bruck allgather of log2(p_l) steps); the
+ * printed Eq. 4 drops it. agx follows the text, here, in docs/algorithms.md and in
+ * src/patterns/model.c.
  * Memory requirements: the plan (O(log p) operations) and the permuted layout (O(p)).
  */
 #include "agx_internal.h"
 
 int agx_allgather_intra_loc_bruck(const agx_args *a)
 {
-    return agx_run_locality(a, agx_order_regions, agx_plan_loc_bruck, 1);
+    return agx_run_locality(a, agx_order_regions, agx_build_loc_bruck, 1);
 }

@@ -17,5 +17,6 @@
 
 int agx_allgather_intra_multileader(const agx_args *a)
 {
-    return agx_run_locality(a, agx_order_multileader, agx_plan_multileader, a->ctx->leaders);
+    int nl, rc = agx_alg_param(a, "leaders", &nl);
+    return rc != MPI_SUCCESS ? rc : agx_run_locality(a, agx_order_multileader, agx_build_multileader, nl);
 }

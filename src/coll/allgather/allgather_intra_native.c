@@ -1,7 +1,7 @@
 /*
- * The MPI library's own collective, called through the profiling interface (PMPI_) so
- * that agx can also be interposed as MPI_Allgather without recursion. Serves intra- and
- * inter-communicators. Its messages are invisible to agx's counters.
+ * The MPI library's own allgather / allgatherv, called through the profiling interface
+ * (PMPI_) so that agx can also be interposed as MPI_Allgather without recursion. Its
+ * messages are invisible to agx's counters.
  * Cost: whatever the library selects (Open MPI coll/tuned, MPICH's CVAR rules).
  *
  * On a one-process intra-communicator there is nothing to communicate and agx does the
@@ -10,21 +10,14 @@
  */
 #include "agx_internal.h"
 
-static int single_process(const agx_args *a)
+int agx_allgather_intra_native(const agx_args *a)
 {
-    return a->ctx->kind == AGX_KIND_INTRA && a->p == 1;
-}
-
-int agx_allgather_native(const agx_args *a)
-{
-    return PMPI_Allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount,
-                          a->recvtype, a->user_comm);
-}
-
-int agx_allgatherv_native(const agx_args *a)
-{
-    if (single_process(a))
+    const agx_ag_args *g = &a->u.ag;
+    if (a->op == AGX_OP_ALLGATHER)
+        return PMPI_Allgather(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcount,
+                              g->recvtype, a->user_comm);
+    if (a->p == 1)
         return agx_copy_own_block(a);
-    return PMPI_Allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts,
-                           a->displs, a->recvtype, a->user_comm);
+    return PMPI_Allgatherv(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcounts, g->displs,
+                           g->recvtype, a->user_comm);
 }

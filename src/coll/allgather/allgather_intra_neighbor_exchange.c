@@ -12,6 +12,5 @@
 
 int agx_allgather_intra_neighbor_exchange(const agx_args *a)
 {
-    int rc = agx_copy_own_block(a);
-    return rc != MPI_SUCCESS ? rc : agx_run_schedule(a, agx_nex_nsteps, agx_nex_step);
+    return agx_run_flat(a, agx_build_neighbor_exchange, 0);
 }

@@ -14,6 +14,5 @@
 
 int agx_allgather_intra_recursive_doubling(const agx_args *a)
 {
-    int rc = agx_copy_own_block(a);
-    return rc != MPI_SUCCESS ? rc : agx_run_schedule(a, agx_rd_nsteps, agx_rd_step);
+    return agx_run_flat(a, agx_build_recursive_doubling, 0);
 }

@@ -11,6 +11,5 @@
 
 int agx_allgather_intra_ring(const agx_args *a)
 {
-    int rc = agx_copy_own_block(a);
-    return rc != MPI_SUCCESS ? rc : agx_run_schedule(a, agx_ring_nsteps, agx_ring_step);
+    return agx_run_flat(a, agx_build_ring, 0);
 }

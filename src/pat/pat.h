@@ -1,0 +1,134 @@
+/*
+ * The PAT session (Proficz21, Section 3 and Listing 1): a monitor thread per communicator
+ * that predicts this process's arrival at the next collective, exchanges the predictions
+ * while the application computes, and runs the background half of a PAP-aware algorithm.
+ *
+ *   monitor.c  the thread, polling without spinning, session lifecycle (per communicator,
+ *              a field of its agx context), agx_pat_init / finalize / get_info;
+ *   epoch.c    epochs and predictions (compute_begin / progress / end), the exchange, and
+ *              the foreground's view of a call (agx_pat_call_*);
+ *   clock.c    the clock offset to rank 0.
+ * The algorithms (src/coll/allgather/allgather_intra_{bdr,bslb}.c) provide their
+ * background half as an agx_pat_alg in their registry row; nothing here names them.
+ * Internal; the public side is agx_pat_* in agx.h.
+ */
+#ifndef AGX_PAT_H
+#define AGX_PAT_H
+
+#include "agx_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct agx_pat agx_pat;
+
+/* Tags on the session's data communicator. */
+enum { AGX_PAT_TAG_SHORT = 1, AGX_PAT_TAG_GO, AGX_PAT_TAG_REST, AGX_PAT_TAG_SEG0 = 16 };
+
+/* The background half of a PAP-aware algorithm, run by the monitor thread once the
+ * predictions of an epoch are exchanged. */
+struct agx_pat_alg {
+    /* Prepare the epoch from the predicted arrivals (common clock) and tau: fill
+     * s->state. Returns an MPI error code. */
+    int (*plan)(agx_pat *s, const double *arrival, double tau);
+    /* The background transfers (may return early when s->cancel is set). */
+    int (*background)(agx_pat *s);
+    /* Free s->state. */
+    void (*clear)(agx_pat *s);
+};
+
+enum { AGX_BG_NONE = 0, AGX_BG_POSTED, AGX_BG_RUNNING, AGX_BG_DONE };
+
+struct agx_pat {
+    MPI_Comm user, mon, data;
+    int rank, p, tag_span;
+    int enabled;              /* the thread runs */
+    pthread_t thr;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    double offset;            /* common time = MPI_Wtime() + offset */
+    double env_tau;           /* AGX_PAT_TAU, 0: measure */
+    int poll_us;              /* AGX_PAT_POLL_US: longest sleep between polls, 0: yield */
+    char why[160];            /* why the session cannot serve an algorithm */
+    /* epoch (main thread; fields the thread reads are guarded by mu) */
+    const struct agx_pat_alg *alg; /* prepared algorithm of the open epoch */
+    void *state;              /* its epoch state (alg->plan) */
+    int open;                 /* an epoch prepared and not yet consumed */
+    int in_compute;
+    int contributed;
+    double t_begin, est;
+    int marks_now, marks_last;
+    double ema;               /* compute-phase duration, < 0: unknown */
+    double tau_local;
+    /* thread <-> foreground */
+    int bg;                   /* AGX_BG_* */
+    atomic_int cancel, stop, fg_waiting;
+    double mine[2], *all;     /* exchange: prediction, tau */
+    int bg_recvs, bg_recvs_last;
+    char **stage;             /* per block: received in the background, not yet placed */
+    long long *stage_len;
+    char *target;             /* published by the foreground */
+    long long blk;
+    /* what agx_pat_get_info reports */
+    long long epochs;
+    double last_tau, last_omega, last_error;
+    int last_presteps;
+    agx_pat *next;            /* the process's sessions */
+};
+
+/* ---- monitor.c ---- */
+/* Why the communicator's session cannot serve a PAP-aware algorithm (NULL: it can). */
+const char *agx_pat_violation(const agx_args *a);
+/* Sleep (or yield) between polls, growing *us up to the session's limit. */
+void agx_pat_backoff(agx_pat *s, int *us);
+/* MPI_Test until done, polling with backoff. */
+int agx_pat_wait_req(agx_pat *s, MPI_Request *req);
+/* Receive the next message from src with tag on the data communicator: into dst_of(...)
+ * when that gives a place, else into a new buffer (*buf, *len). *cancelled: the epoch
+ * was cancelled before anything arrived. */
+typedef char *(*agx_pat_dst_fn)(agx_pat *s, long long len, void *arg);
+int agx_pat_probe_recv(agx_pat *s, int src, int tag, agx_pat_dst_fn dst_of, void *arg, char **buf,
+                       long long *len, int *cancelled);
+/* The first session of the process (for the process-wide compute marks). */
+agx_pat *agx_pat_sessions(void);
+
+/* ---- epoch.c ---- */
+void agx_pat_epoch_cancel(agx_pat *s);
+void agx_pat_end_compute(agx_pat *s);
+/* The monitor thread's work for the epoch just posted: exchange, plan, background. */
+int agx_pat_epoch_work(agx_pat *s, const struct agx_pat_alg *alg);
+/* Block until the thread has finished the epoch's work. */
+void agx_pat_wait_done(agx_pat *s);
+
+/* The foreground's view of one collective call served by a prepared epoch. */
+typedef struct {
+    agx_pat *s;
+    MPI_Comm data;        /* the session's data communicator */
+    int rank, p;
+    long long blk;        /* bytes of one block */
+    char *target;         /* p * blk bytes, block i at i * blk (the receive buffer itself
+                           * for a contiguous predefined recvtype, else a temporary) */
+    int temp;
+    void *state;          /* the algorithm's epoch state */
+    int bg_recvs;         /* receive ops of this rank the background executed */
+} agx_pat_call;
+
+/* Begin a collective of the algorithm running in `a`: 0 and c->s set when an epoch
+ * prepared for it is open (the caller runs the PAP-aware path), 0 and c->s NULL when none
+ * is (the caller runs the regular counterpart), or an MPI error code. With c->s set: the
+ * target is published to the background thread and the own block is in it; with `wait`,
+ * this returns after the background part has finished, its staged blocks copied into the
+ * target (without: call_end waits for it). */
+int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c);
+/* End it: unpack a temporary target into the receive buffer, close the epoch, and feed
+ * the measured transfer time of one block (tau_sample <= 0: none). Returns rc or the
+ * unpack error. */
+int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int rc);
+
+/* ---- clock.c ---- */
+/* Offset of this process's MPI_Wtime to rank 0's over s->mon (0 when the MPI says
+ * MPI_WTIME_IS_GLOBAL): ping-pong, the minimum round trip of 8. */
+int agx_pat_clock_offset(agx_pat *s);
+static inline double agx_pat_now(const agx_pat *s) { return MPI_Wtime() + s->offset; }
+
+#endif
