@@ -1,7 +1,7 @@
 /*
  * API behaviour on 3+ ranks: bad input gets its MPI error class through the
- * communicator's error handler (never a crash or a hang, and the communicator stays
- * usable), unknown algorithm names list the valid ones, forced algorithms fall back
+ * communicator's error handler, which a counting handler sees called exactly once per
+ * failing call (never a crash or a hang, and the communicator stays usable), unknown algorithm names list the valid ones, forced algorithms fall back
  * under AGX_FALLBACK, the registry listing, exact counter values against the schedules'
  * closed forms, and the native algorithm on an inter-communicator.
  */
@@ -51,72 +51,96 @@ static void record_handler(MPI_Comm *comm, int *code, ...)
     MPI_Error_class(*code, &handler_class);
 }
 
-static MPI_Comm fresh_comm(void)
+
+/* A communicator whose error handler counts its calls (and returns, as ERRORS_RETURN). */
+static MPI_Comm counting_comm(void)
 {
     MPI_Comm c;
+    MPI_Errhandler eh;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    MPI_Comm_create_errhandler(record_handler, &eh);
+    MPI_Comm_set_errhandler(c, eh);
+    MPI_Errhandler_free(&eh);
     return c;
 }
 
+/* A failing call: its class, and the communicator's handler ran exactly once. */
+#define EXPECT_ERR(call, cls, what)                                                        \
+    do {                                                                                   \
+        handler_calls = 0;                                                                 \
+        int rc_ = (call);                                                                  \
+        CHECK(err_class(rc_) == (cls) && handler_calls == 1 && handler_class == (cls),      \
+              "%s gave %s, handler called %d times", what, err_msg(rc_), handler_calls);   \
+    } while (0)
+
 static void test_bad_input(void)
 {
-    MPI_Comm c = fresh_comm();
+    MPI_Comm c = counting_comm();
     int sb[4] = {1, 2, 3, 4}, *rb = malloc(sizeof(int) * 4 * p), counts[64], displs[64];
     for (int i = 0; i < p; i++) {
         counts[i] = 1;
         displs[i] = i;
     }
-    int rc = agx_allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_COUNT, "negative sendcount gave %s", err_msg(rc));
-    rc = agx_allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_COUNT, "negative recvcount gave %s", err_msg(rc));
-    rc = agx_allgather(NULL, 1, MPI_INT, rb, 1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_BUFFER, "NULL sendbuf gave %s", err_msg(rc));
-    rc = agx_allgather(sb, 1, MPI_INT, NULL, 1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_BUFFER, "NULL recvbuf gave %s", err_msg(rc));
-    rc = agx_allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, c);
-    CHECK(rc == MPI_SUCCESS, "NULL buffers with zero counts must be fine: %s", err_msg(rc));
-    rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL);
-    CHECK(err_class(rc) == MPI_ERR_COMM, "MPI_COMM_NULL gave %s", err_msg(rc));
-    rc = agx_allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_TYPE, "null sendtype gave %s", err_msg(rc));
-    rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, c);
-    CHECK(err_class(rc) == MPI_ERR_TYPE, "null recvtype gave %s", err_msg(rc));
-    rc = agx_allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_TRUNCATE, "signature mismatch gave %s", err_msg(rc));
+    EXPECT_ERR(agx_allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_COUNT, "negative sendcount");
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, rb, -1, MPI_INT, c), MPI_ERR_COUNT, "negative recvcount");
+    EXPECT_ERR(agx_allgather(NULL, 1, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_BUFFER, "NULL sendbuf");
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, NULL, 1, MPI_INT, c), MPI_ERR_BUFFER, "NULL recvbuf");
+    handler_calls = 0;
+    int rc = agx_allgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, c);
+    CHECK(rc == MPI_SUCCESS && handler_calls == 0, "NULL buffers with zero counts must be fine: %s", err_msg(rc));
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_DATATYPE_NULL, rb, 1, MPI_INT, c), MPI_ERR_TYPE, "null sendtype");
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_DATATYPE_NULL, c), MPI_ERR_TYPE, "null recvtype");
+    EXPECT_ERR(agx_allgather(sb, 2, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_TRUNCATE, "signature mismatch");
     counts[p - 1] = -3;
+    EXPECT_ERR(agx_allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, c), MPI_ERR_COUNT,
+               "negative recvcounts[]");
     rc = agx_allgatherv(sb, 1, MPI_INT, rb, counts, displs, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_COUNT && strstr(err_msg(rc), "recvcounts"),
-          "negative recvcounts[] gave %s", err_msg(rc));
+    CHECK(strstr(err_msg(rc), "recvcounts") != NULL, "negative recvcounts[] gave %s", err_msg(rc));
     counts[p - 1] = 1;
-    rc = agx_allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, c);
-    CHECK(err_class(rc) == MPI_ERR_ARG, "NULL recvcounts gave %s", err_msg(rc));
+    EXPECT_ERR(agx_allgatherv(sb, 1, MPI_INT, rb, NULL, displs, MPI_INT, c), MPI_ERR_ARG, "NULL recvcounts");
+    EXPECT_ERR(agx_intergroup_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, c, -1), MPI_ERR_ARG, "negative colour");
+    EXPECT_ERR(agx_intergroup_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, c, 0), MPI_ERR_ARG,
+               "one colour on every rank");
+    EXPECT_ERR(agx_intergroup_allgather(MPI_IN_PLACE, 1, MPI_INT, rb, 1, MPI_INT, c, rank % 2), MPI_ERR_ARG,
+               "MPI_IN_PLACE on a colour split");
 
     /* unknown names: the error lists the valid ones */
+    EXPECT_ERR(agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "no_such_alg"), MPI_ERR_ARG, "unknown name");
     rc = agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "no_such_alg");
-    CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "no_such_alg") &&
-              strstr(err_msg(rc), "ring") && strstr(err_msg(rc), "bruck"),
+    CHECK(strstr(err_msg(rc), "no_such_alg") && strstr(err_msg(rc), "ring") && strstr(err_msg(rc), "bruck"),
           "unknown name gave %s", err_msg(rc));
-    rc = agx_comm_set_algorithm(c, (agx_op)42, "ring");
-    CHECK(err_class(rc) == MPI_ERR_ARG, "invalid op gave %s", err_msg(rc));
+    EXPECT_ERR(agx_comm_set_algorithm(c, (agx_op)42, "ring"), MPI_ERR_ARG, "invalid op");
+
+    /* errors found inside agx (regions, parameters, fallback policy): one call too */
+    setenv("AGX_REGION_SIZE", "x", 1);
+    MPI_Comm r = counting_comm();
+    agx_comm_set_algorithm(r, AGX_OP_ALLGATHER, "loc_bruck");
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, r), MPI_ERR_ARG, "malformed AGX_REGION_SIZE");
+    unsetenv("AGX_REGION_SIZE");
+    MPI_Comm_free(&r);
+    setenv("AGX_KBRUCK_RADIX", "1", 1);
+    agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "kbruck");
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_ARG, "AGX_KBRUCK_RADIX=1");
+    unsetenv("AGX_KBRUCK_RADIX");
+    agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "auto");
+
+    /* MPI_COMM_NULL: MPI_COMM_WORLD's handler, once */
+    MPI_Errhandler eh, old;
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &old);
+    MPI_Comm_create_errhandler(record_handler, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    EXPECT_ERR(agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM, "MPI_COMM_NULL");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, old);
+    MPI_Errhandler_free(&eh);
+    MPI_Errhandler_free(&old);
 
     /* after all that the communicator still works */
+    handler_calls = 0;
     rc = agx_allgather(sb, 1, MPI_INT, rb, 1, MPI_INT, c);
-    int ok = rc == MPI_SUCCESS;
+    int ok = rc == MPI_SUCCESS && handler_calls == 0;
     for (int i = 0; i < p && ok; i++)
         ok = rb[i] == 1;
     CHECK(ok, "valid call after errors failed: %s", err_msg(rc));
-
-    /* the error goes through the communicator's error handler */
-    MPI_Errhandler eh;
-    MPI_Comm_create_errhandler(record_handler, &eh);
-    MPI_Comm_set_errhandler(c, eh);
-    handler_calls = 0;
-    rc = agx_allgather(sb, -1, MPI_INT, rb, 1, MPI_INT, c);
-    CHECK(handler_calls == 1 && handler_class == MPI_ERR_COUNT, "handler calls %d class %d",
-          handler_calls, handler_class);
-    MPI_Errhandler_free(&eh);
     free(rb);
     MPI_Comm_free(&c);
 }
@@ -127,14 +151,15 @@ static void test_environment_and_fallback(void)
     const char *ran;
 
     setenv("AGX_ALLGATHER_ALGORITHM", "bogus", 1);
-    MPI_Comm c = fresh_comm();
+    MPI_Comm c = counting_comm();
+    EXPECT_ERR(agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_ARG, "unknown env algorithm");
     int rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
     CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "bogus") && strstr(err_msg(rc), "ring"),
           "unknown env algorithm gave %s", err_msg(rc));
     MPI_Comm_free(&c);
 
     setenv("AGX_ALLGATHER_ALGORITHM", "gather_bcast", 1);
-    c = fresh_comm();
+    c = counting_comm();
     rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
     agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
     CHECK(rc == MPI_SUCCESS && !strcmp(ran, "gather_bcast"), "env choice ran %s", ran);
@@ -146,7 +171,7 @@ static void test_environment_and_fallback(void)
     unsetenv("AGX_ALLGATHER_ALGORITHM");
 
     /* default rule: small messages -> bruck, large -> ring */
-    c = fresh_comm();
+    c = counting_comm();
     int big = 1 << 17, *bs = calloc(big, sizeof(int)), *br = malloc(sizeof(int) * (size_t)big * p);
     agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
     agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
@@ -162,7 +187,7 @@ static void test_environment_and_fallback(void)
     const char *policy[] = {"silent", "warn", "error"};
     for (int k = 0; k < 3; k++) {
         setenv("AGX_FALLBACK", policy[k], 1);
-        c = fresh_comm();
+        c = counting_comm();
         agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "neighbor_exchange");
         rc = agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
         agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
@@ -170,9 +195,11 @@ static void test_environment_and_fallback(void)
             CHECK(rc == MPI_SUCCESS && !strcmp(ran, "neighbor_exchange"), "even p ran %s", ran);
         else if (k < 2)
             CHECK(rc == MPI_SUCCESS && !strcmp(ran, "ring"), "%s fallback ran %s", policy[k], ran);
-        else
+        else {
             CHECK(err_class(rc) == MPI_ERR_ARG && strstr(err_msg(rc), "even"),
                   "AGX_FALLBACK=error gave %s", err_msg(rc));
+            EXPECT_ERR(agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c), MPI_ERR_ARG, "AGX_FALLBACK=error");
+        }
         MPI_Comm_free(&c);
     }
     unsetenv("AGX_FALLBACK");
@@ -194,7 +221,7 @@ static void test_listing(void)
     CHECK(agx_algorithm_count((agx_op)7, AGX_KIND_INTRA) == 0, "bad op has algorithms");
 
     /* regions: one shared-memory node here, so every rank is in region 0 */
-    MPI_Comm c = fresh_comm();
+    MPI_Comm c = counting_comm();
     int *reg = malloc(sizeof(int) * p), zero = 1;
     int rc = agx_comm_regions(c, reg);
     for (int i = 0; i < p; i++)
@@ -234,7 +261,7 @@ static void test_counters(void)
     const int n = 10; /* ints per rank */
     int *sb = malloc(sizeof(int) * n), *rb = malloc(sizeof(int) * n * p);
     for (int i = 0; i < n; i++) sb[i] = rank;
-    MPI_Comm c = fresh_comm();
+    MPI_Comm c = counting_comm();
     agx_stats_enable(1);
     for (int k = 0; k < 4; k++) {
         agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, exp[k].alg);
