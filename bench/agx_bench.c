@@ -9,7 +9,7 @@
  *   agx-bench --list
  *
  * Size is the bytes each process contributes (OSU's convention), MPI_BYTE data.
- * inter-allgather runs seed 000's settings 1-8 (1-4 allgather, 5-8 allgatherv) on two
+ * inter-allgather runs KangTraff19's settings 1-8 (1-4 allgather, 5-8 allgatherv) on two
  * groups A (the first p ranks) and B, scaled to the ranks given: p:q = 1 (settings 1, 5,
  * 6) or 25:7 (the others); Size is the largest block of any process (the paper's
  * "maximum message size per node"), MPI_INT data as in the paper; block sizes: equal
@@ -23,8 +23,9 @@
  * the `native` algorithm's traffic is invisible to agx and reported as "-" (JSON null).
  */
 #include "agx.h"
+#include "bench.h"
 #include "locality.h" /* region labels, for the model column */
-#include "model.h"    /* seed 000 Eq. 5, seed 002 Eq. 3/4 counts */
+#include "model.h"    /* KangTraff19 Eq. 5, Bienz Eq. 3/4 counts */
 
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@
 
 typedef struct {
     agx_op op;
-    int setting;          /* inter-allgather: seed 000 setting 1..8, 0: intra op */
+    int setting;          /* inter-allgather: KangTraff19 setting 1..8, 0: intra op */
     int color_split;      /* inter-allgather on a colour split instead of an inter-comm */
     char *algs[MAX_ALGS];
     int nalgs;
@@ -56,7 +57,7 @@ typedef struct {
     int counted;
     int setting, p, q;
     double eq5, volume;
-    long long model_msgs, model_bytes; /* seed 002 prediction of non-local traffic, -1: none */
+    long long model_msgs, model_bytes; /* Bienz prediction of non-local traffic, -1: none */
     unsigned long long ml, mn, bl, bn;
 } record;
 
@@ -68,7 +69,7 @@ static void usage(FILE *f)
             "usage: agx-bench allgather|allgatherv [options]\n"
             "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
             "       agx-bench pap [-N LIST] [--iterations N] [--max-delay LIST] [-a LIST]\n"
-            "                 (seed 004's mini-benchmark; agx-bench pap -h)\n"
+            "                 (Proficz21's mini-benchmark; agx-bench pap -h)\n"
             "       agx-bench --list\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
@@ -83,8 +84,8 @@ static void usage(FILE *f)
             "  --json FILE   the same records as a JSON array\n"
             "  -q            no progress line\n"
             "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
-            "                Model column gives seed 002's non-local messages/bytes\n"
-            "  --setting N   inter-allgather: seed 000 setting 1-8 (default 1)\n"
+            "                Model column gives Bienz's non-local messages/bytes\n"
+            "  --setting N   inter-allgather: KangTraff19 setting 1-8 (default 1)\n"
             "  --comm C      inter-allgather on an inter-communicator (inter, default) or on\n"
             "                the colour split of MPI_COMM_WORLD (color)\n"
             "  --list        every registered algorithm with its description\n");
@@ -94,13 +95,30 @@ long long parse_size(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
+    if (end == s || v < 0)
+        return -1;
     if (*end == 'k' || *end == 'K')
-        v *= 1024;
+        v *= 1024, end++;
     else if (*end == 'm' || *end == 'M')
-        v *= 1024 * 1024;
+        v *= 1024 * 1024, end++;
     else if (*end == 'g' || *end == 'G')
-        v *= 1024.0 * 1024 * 1024;
-    return (long long)v;
+        v *= 1024.0 * 1024 * 1024, end++;
+    return *end ? -1 : (long long)v;
+}
+
+int bench_split(const char *list, char **out, int max)
+{
+    char *dup = strdup(list), *save = NULL;
+    int n = 0;
+    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == max) {
+            n = -1;
+            break;
+        }
+        out[n++] = strdup(t);
+    }
+    free(dup);
+    return n;
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -130,15 +148,15 @@ static int parse_args(int argc, char **argv, options *o)
         else if (!strcmp(a, "-q"))
             o->quiet = 1;
         else if (v && !strcmp(a, "-a")) {
-            char *dup = strdup(v), *save = NULL;
-            for (char *t = strtok_r(dup, ",", &save); t && o->nalgs < MAX_ALGS; t = strtok_r(NULL, ",", &save))
-                o->algs[o->nalgs++] = strdup(t);
-            free(dup);
+            if ((o->nalgs = bench_split(v, o->algs, MAX_ALGS)) < 0)
+                return -1;
             i++;
         } else if (v && !strcmp(a, "-m")) {
             const char *colon = strchr(v, ':');
             if (colon) {
-                o->min_bytes = parse_size(v);
+                char lo[64];
+                snprintf(lo, sizeof lo, "%.*s", (int)(colon - v), v);
+                o->min_bytes = parse_size(lo);
                 o->max_bytes = parse_size(colon + 1);
             } else {
                 o->max_bytes = parse_size(v);
@@ -200,7 +218,7 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static void list_algorithms(void)
+void bench_list_algorithms(void)
 {
     static const char *kinds[] = {"intra-communicator", "inter-communicator"};
     for (int op = 0; op < AGX_OP_LAST; op++)
@@ -210,9 +228,10 @@ static void list_algorithms(void)
                 continue;
             printf("%s (%s):\n", agx_op_name((agx_op)op), kinds[k]);
             for (int i = 0; i < n; i++) {
-                const char *name, *desc;
+                const char *name, *desc, *cost, *cite;
                 agx_algorithm_info((agx_op)op, (agx_kind)k, i, &name, &desc);
-                printf("  %-20s %s\n", name, desc);
+                agx_algorithm_details((agx_op)op, (agx_kind)k, i, &cost, &cite);
+                printf("  %-20s %s [cost: %s; %s]\n", name, desc, cost, cite);
             }
         }
 }
@@ -242,7 +261,7 @@ typedef struct {
     int p, q;
 } shape;
 
-/* seed 000 settings: group sizes for n ranks */
+/* KangTraff19 settings: group sizes for n ranks */
 static void setting_groups(int setting, int n, int *p, int *q)
 {
     int equal = setting == 1 || setting == 5 || setting == 6;
@@ -357,7 +376,7 @@ static int *region_labels(void)
     return label;
 }
 
-/* Seed 002's prediction of the busiest process's non-local messages and bytes for the
+/* Bienz's prediction of the busiest process's non-local messages and bytes for the
  * locality-relevant algorithms (equal regions for the locality-aware ones); -1 if none. */
 static void model_counts(const char *alg, const int *label, long long bytes, long long *msgs, long long *nbytes)
 {
@@ -560,7 +579,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "pap"))
         return agx_bench_pap(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "--list")) {
-        list_algorithms();
+        bench_list_algorithms();
         return 0;
     }
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -631,7 +650,7 @@ int main(int argc, char **argv)
         if (g_labels) {
             agx_regions R;
             agx_regions_init(&R, nprocs, g_labels);
-            printf("# regions: %d, sizes %d..%d%s; Model = seed 002's non-local messages/bytes of the "
+            printf("# regions: %d, sizes %d..%d%s; Model = Bienz's non-local messages/bytes of the "
                    "busiest rank (Eq. 3/4 counts)\n", R.r, R.min_size, R.max_size,
                    getenv("AGX_REGION_SIZE") ? " (AGX_REGION_SIZE)" : getenv("AGX_REGIONS") ? " (AGX_REGIONS)"
                                                                      : " (shared-memory nodes)");

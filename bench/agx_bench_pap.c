@@ -1,5 +1,5 @@
 /*
- * agx-bench pap: the mini-benchmark of seed 004 (Listing 4).
+ * agx-bench pap: the mini-benchmark of Proficz21 (Listing 4).
  *
  * Per iteration, on every rank: new data (N/P floats), a random delay d in [0, max
  * delay] (uniform, per rank; the same sequence of delays for every algorithm of a case,
@@ -18,14 +18,13 @@
  * The paper's compute phase is 200 ms (2 x 100 ms); --compute shortens it.
  */
 #include "agx.h"
+#include "bench.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-long long parse_size(const char *s); /* agx_bench.c: K, M, G suffixes */
 
 #define PAP_MAX 16
 
@@ -115,27 +114,26 @@ static int parse(int argc, char **argv, pap_opts *o)
             return -1;
         i++;
     }
-    char *dup = strdup(ns), *save = NULL;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (o->nn == PAP_MAX || (o->n[o->nn++] = parse_size(t)) < 0)
-            return free(dup), -1;
+    char *tok[PAP_MAX];
+    int nt = bench_split(ns, tok, PAP_MAX), bad = nt < 1;
+    for (int k = 0; k < nt; k++) {
+        bad |= (o->n[o->nn++] = parse_size(tok[k])) < 0;
+        free(tok[k]);
     }
-    free(dup);
     o->delay[o->nd++] = 0; /* the flat pattern: r' of Eq. 4 */
-    dup = strdup(ds);
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        double d = parse_time(t);
-        if (d < 0 || o->nd == PAP_MAX)
-            return free(dup), -1;
+    nt = bench_split(ds, tok, PAP_MAX - 1);
+    bad |= nt < 0;
+    for (int k = 0; k < nt; k++) {
+        double d = parse_time(tok[k]);
+        bad |= d < 0;
         if (d > 0)
             o->delay[o->nd++] = d;
+        free(tok[k]);
     }
-    free(dup);
     qsort(o->delay, (size_t)o->nd, sizeof(double), cmp_d);
-    dup = strdup(as);
-    for (char *t = strtok_r(dup, ",", &save); t && o->na < PAP_MAX; t = strtok_r(NULL, ",", &save))
-        o->alg[o->na++] = strdup(t);
-    free(dup);
+    o->na = bench_split(as, o->alg, PAP_MAX);
+    if (bad || o->na < 0)
+        return -1;
     return o->iters >= 1 && o->warmup >= 0 && o->compute >= 0 && o->na > 0 ? 0 : -1;
 }
 

@@ -106,7 +106,8 @@ int agx_comm_regions(MPI_Comm comm, int *region_of);
  *       agx_pat_compute_end();
  *       agx_allgather(..., comm);                consumes the epoch
  *   }
- *   agx_pat_finalize();                          collective (MPI_Finalize also does it)
+ *   agx_pat_finalize(comm);                      collective (freeing comm, or MPI_Finalize,
+ *                                                also ends the session)
  *
  * Each communicator may have its own session. compute_begin / progress / compute_end
  * describe this process's computation and apply to every session of the process;

@@ -3,7 +3,7 @@
 
     sim/platform.py N PPN OUTDIR      -> OUTDIR/platform.xml, OUTDIR/hostfile
 
-Parameters are those of NERSC's Cori (Cray XC40), the machine of seed 000:
+Parameters are those of NERSC's Cori (Cray XC40), the machine of KangTraff19:
   - inter-node: Cray Aries, "0.25 us to 3.7 us MPI latency, ~8GB/sec MPI bandwidth"
     (NERSC, Cori configuration, http://www.nersc.gov/users/computational-systems/cori/configuration/).
     Modelled as a full-duplex 8 GB/s link per node with 0.5 us latency, plus a 0.5 us

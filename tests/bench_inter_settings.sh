@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# agx-bench inter-allgather: every setting of seed 000 (1-8) validates with -c on 9 ranks,
+# agx-bench inter-allgather: every setting of KangTraff19 (1-8) validates with -c on 9 ranks,
 # on an inter-communicator and on a colour split, and prints the Eq. 5 ratio line.
 set -uo pipefail
 src=$1 bench=$2

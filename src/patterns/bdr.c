@@ -240,23 +240,21 @@ int agx_bdr_build(int p, const double *arrival, double tau, agx_bdr_sched *s)
     return 0;
 }
 
+static int add_seg(agx_sched *out, int kind, const agx_bdr_op *o, int tag0, int span)
+{
+    agx_blockset set;
+    agx_set_clear(&set);
+    agx_set_add(&set, o->seg, 1);
+    return agx_sched_add_ex(out, o->step, kind, o->peer, tag0 + o->seg % span, 0, 0, &set);
+}
+
 int agx_bdr_foreground(const agx_bdr_sched *sc, int me, int skip_recvs, int tag0, int span, agx_sched *out)
 {
-    for (int k = sc->soff[me]; k < sc->soff[me + 1]; k++) {
-        const agx_bdr_op *o = &sc->sends[k];
-        agx_blockset set;
-        agx_set_clear(&set);
-        agx_set_add(&set, o->seg, 1);
-        if (agx_sched_add_ex(out, o->step, AGX_SOP_SEND, o->peer, tag0 + o->seg % span, 0, 0, &set))
+    for (int k = sc->soff[me]; k < sc->soff[me + 1]; k++)
+        if (add_seg(out, AGX_SOP_SEND, &sc->sends[k], tag0, span))
             return -1;
-    }
-    for (int k = sc->roff[me] + skip_recvs; k < sc->roff[me + 1]; k++) {
-        const agx_bdr_op *o = &sc->recvs[k];
-        agx_blockset set;
-        agx_set_clear(&set);
-        agx_set_add(&set, o->seg, 1);
-        if (agx_sched_add_ex(out, o->step, AGX_SOP_RECV, o->peer, tag0 + o->seg % span, 0, 0, &set))
+    for (int k = sc->roff[me] + skip_recvs; k < sc->roff[me + 1]; k++)
+        if (add_seg(out, AGX_SOP_RECV, &sc->recvs[k], tag0, span))
             return -1;
-    }
     return agx_sched_finish(out);
 }

@@ -1,5 +1,5 @@
 /* Intergroup exchange plans: partitions of a group's byte index space and the pieces
- * each sender sends and each receiver receives (seed 000, Algorithms 1 and 2). */
+ * each sender sends and each receiver receives (KangTraff19, Algorithms 1 and 2). */
 #include "intergroup.h"
 
 long long agx_balanced_start(long long n, int m, int i)

@@ -1,5 +1,5 @@
 /*
- * Intergroup exchange plans (seed 000): the bytes of a sending group G, indexed in rank
+ * Intergroup exchange plans (KangTraff19): the bytes of a sending group G, indexed in rank
  * order ("global byte index", Section 4.1), are cut into nH consecutive segments, one per
  * receiving process of group H. A partition is an array bnd[0..nH] with bnd[0] = 0 and
  * bnd[nH] = the group's total bytes; receiver h gets [bnd[h], bnd[h+1]).

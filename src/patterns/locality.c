@@ -277,6 +277,65 @@ int agx_build_hierarchical(const agx_regions *R, int nl, const int *vidx, int ra
     return 0;
 }
 
+/* Virtual index of the first member of sub-block l of region g. */
+static int sb_first(const agx_regions *R, const int *vidx, int nl, int g, int l)
+{
+    return vidx[R->members[R->start[g] + sb_start(R->size[g], nl, l)]];
+}
+
+/* Phase 2 of multileader: Bruck among the r leaders of index l; sub-blocks (g .. g+cnt-1,
+ * l) are contiguous in the virtual order (wrapping at the last region). */
+static int ml_leaders_bruck(const agx_regions *R, int nl, const int *vidx, int g, int l, int step,
+                            agx_sched *pl)
+{
+    int lo = sb_first(R, vidx, nl, 0, l), hi = l + 1 < nl ? sb_first(R, vidx, nl, 0, l + 1) : R->p;
+    for (int t = 0; t < agx_ceil_log2(R->r); t++) {
+        int d = 1 << t, cnt = agx_bruck_count(d, R->r);
+        agx_blockset set[2];
+        for (int side = 0; side < 2; side++) {
+            int a = agx_mod(side ? g + d : g, R->r), b = a + cnt; /* regions [a, b) */
+            int va = sb_first(R, vidx, nl, a, l);
+            agx_set_clear(&set[side]);
+            if (b <= R->r) {
+                agx_set_add(&set[side], va, (b < R->r ? sb_first(R, vidx, nl, b, l) : hi) - va);
+            } else {
+                agx_set_add(&set[side], va, hi - va);
+                agx_set_add(&set[side], lo, sb_first(R, vidx, nl, b - R->r, l) - lo);
+            }
+        }
+        int to = agx_mod(g - d, R->r), from = agx_mod(g + d, R->r);
+        if (agx_sched_add(pl, step + t, AGX_SOP_SEND, R->members[R->start[to] + sb_start(R->size[to], nl, l)], &set[0]) ||
+            agx_sched_add(pl, step + t, AGX_SOP_RECV, R->members[R->start[from] + sb_start(R->size[from], nl, l)], &set[1]))
+            return -1;
+    }
+    return 0;
+}
+
+/* Phase 3 of multileader: Bruck among the nl leaders of region g; leader l holds the
+ * index-l sub-blocks of every region, virtual [first(l), first(l+1)). */
+static int ml_region_bruck(const agx_regions *R, int nl, const int *vidx, int g, int l, int step,
+                           agx_sched *pl)
+{
+    const int *mem = R->members + R->start[g];
+    int m = R->size[g];
+    for (int t = 0; t < agx_ceil_log2(nl); t++) {
+        int d = 1 << t, cnt = agx_bruck_count(d, nl);
+        agx_blockset set[2];
+        for (int side = 0; side < 2; side++) {
+            int a = agx_mod(side ? l + d : l, nl);
+            agx_set_clear(&set[side]);
+            for (int y = 0; y < cnt; y++) {
+                int ll = agx_mod(a + y, nl), va = sb_first(R, vidx, nl, 0, ll);
+                agx_set_add(&set[side], va, (ll + 1 < nl ? sb_first(R, vidx, nl, 0, ll + 1) : R->p) - va);
+            }
+        }
+        if (agx_sched_add(pl, step + t, AGX_SOP_SEND, mem[sb_start(m, nl, agx_mod(l - d, nl))], &set[0]) ||
+            agx_sched_add(pl, step + t, AGX_SOP_RECV, mem[sb_start(m, nl, agx_mod(l + d, nl))], &set[1]))
+            return -1;
+    }
+    return 0;
+}
+
 int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *pl)
 {
     int g = R->region_of[rank], x = R->local[rank], m = R->size[g];
@@ -287,7 +346,6 @@ int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int ran
     int s0 = sb_start(m, nl, l), sn = sb_start(m, nl, l + 1) - s0, xs = x - s0;
     /* virtual layout: index-l sub-blocks of all regions are contiguous, region by region */
     int step = 0, maxsb = 0;
-    agx_blockset s;
     for (int gg = 0; gg < R->r; gg++)
         for (int ll = 0; ll < nl; ll++) {
             int n = sb_start(R->size[gg], nl, ll + 1) - sb_start(R->size[gg], nl, ll);
@@ -295,74 +353,18 @@ int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int ran
         }
     /* 1. linear gather to the sub-block's leader (its first member) */
     if (xs > 0) {
-        agx_set_clear(&s);
-        agx_set_add(&s, vidx[rank], 1);
-        if (agx_sched_add(pl, step, AGX_SOP_SEND, mem[s0], &s))
+        if (agx_sched_add_range(pl, step, AGX_SOP_SEND, mem[s0], vidx[rank], 1))
             return -1;
     } else {
-        for (int y = 1; y < sn; y++) {
-            agx_set_clear(&s);
-            agx_set_add(&s, vidx[mem[s0 + y]], 1);
-            if (agx_sched_add(pl, step, AGX_SOP_RECV, mem[s0 + y], &s))
+        for (int y = 1; y < sn; y++)
+            if (agx_sched_add_range(pl, step, AGX_SOP_RECV, mem[s0 + y], vidx[mem[s0 + y]], 1))
                 return -1;
-        }
     }
     step += 1;
-    /* virtual start of sub-block (gg, l): vidx of its leader */
+    /* 2.-3. Bruck among the leaders of index l, then among the leaders of the region */
     int LB = agx_ceil_log2(R->r), LL = agx_ceil_log2(nl);
-    if (xs == 0) {
-        /* 2. Bruck among the r leaders of index l: sub-blocks (g .. g+cnt-1, l) are
-         * contiguous in this order (wrapping at the last region) */
-        int lo = vidx[R->members[R->start[0] + sb_start(R->size[0], nl, l)]];
-        int hi = l + 1 < nl ? vidx[R->members[R->start[0] + sb_start(R->size[0], nl, l + 1)]] : R->p;
-        for (int t = 0; t < LB; t++) {
-            int d = 1 << t, cnt = agx_bruck_count(d, R->r);
-            agx_blockset snd, rcv;
-            agx_set_clear(&snd);
-            agx_set_clear(&rcv);
-            for (int side = 0; side < 2; side++) {
-                int a = agx_mod(side ? g + d : g, R->r);
-                agx_blockset *set = side ? &rcv : &snd;
-                int va = vidx[R->members[R->start[a] + sb_start(R->size[a], nl, l)]];
-                int b = a + cnt; /* regions [a, b) */
-                if (b <= R->r) {
-                    int vb = b < R->r ? vidx[R->members[R->start[b] + sb_start(R->size[b], nl, l)]] : hi;
-                    agx_set_add(set, va, vb - va);
-                } else {
-                    int b2 = b - R->r;
-                    int vb2 = vidx[R->members[R->start[b2] + sb_start(R->size[b2], nl, l)]];
-                    agx_set_add(set, va, hi - va);
-                    agx_set_add(set, lo, vb2 - lo);
-                }
-            }
-            int to = agx_mod(g - d, R->r), from = agx_mod(g + d, R->r);
-            if (agx_sched_add(pl, step + t, AGX_SOP_SEND, R->members[R->start[to] + sb_start(R->size[to], nl, l)], &snd) ||
-                agx_sched_add(pl, step + t, AGX_SOP_RECV, R->members[R->start[from] + sb_start(R->size[from], nl, l)], &rcv))
-                return -1;
-        }
-        /* 3. Bruck among the nl leaders of this region: leader l holds the index-l
-         * sub-blocks of every region, virtual [first(l), first(l+1)) */
-        for (int t = 0; t < LL; t++) {
-            int d = 1 << t, cnt = agx_bruck_count(d, nl);
-            agx_blockset snd, rcv;
-            agx_set_clear(&snd);
-            agx_set_clear(&rcv);
-            for (int side = 0; side < 2; side++) {
-                int a = agx_mod(side ? l + d : l, nl);
-                agx_blockset *set = side ? &rcv : &snd;
-                for (int y = 0; y < cnt; y++) {
-                    int ll = agx_mod(a + y, nl);
-                    int va = vidx[R->members[R->start[0] + sb_start(R->size[0], nl, ll)]];
-                    int vb = ll + 1 < nl ? vidx[R->members[R->start[0] + sb_start(R->size[0], nl, ll + 1)]] : R->p;
-                    agx_set_add(set, va, vb - va);
-                }
-            }
-            int to = agx_mod(l - d, nl), from = agx_mod(l + d, nl);
-            if (agx_sched_add(pl, step + LB + t, AGX_SOP_SEND, mem[sb_start(m, nl, to)], &snd) ||
-                agx_sched_add(pl, step + LB + t, AGX_SOP_RECV, mem[sb_start(m, nl, from)], &rcv))
-                return -1;
-        }
-    }
+    if (xs == 0 && (ml_leaders_bruck(R, nl, vidx, g, l, step, pl) || ml_region_bruck(R, nl, vidx, g, l, step + LB, pl)))
+        return -1;
     step += LB + LL;
     /* 4. binomial broadcast inside the sub-block */
     if (local_bcast(mem + s0, sn, xs, step, R->p, pl))

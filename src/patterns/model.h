@@ -1,11 +1,11 @@
 /*
  * Cost models of the papers, in one place (no MPI), unit-tested against the papers'
- * numbers. ts / tw: start-up and per-byte time of seed 000 (alpha / beta elsewhere).
+ * numbers. ts / tw: start-up and per-byte time of KangTraff19 (alpha / beta elsewhere).
  */
 #ifndef AGX_MODEL_H
 #define AGX_MODEL_H
 
-/* ---- seed 000: intergroup allgather(v). KA, KB = total bytes of groups A (p procs) and B
+/* ---- KangTraff19: intergroup allgather(v). KA, KB = total bytes of groups A (p procs) and B
  * (q procs); kA, kB = block sizes (allgather). ---- */
 
 /* Lower bound on transfer time: M = max(KA, KB) (units of tw). */
@@ -30,7 +30,7 @@ double agx_model_ig_eq5_ratio(double KA, double KB);
  *                broadcasts (p-1) KB + (q-1) KA). */
 double agx_model_ig_volume_ratio(int p, int q, double KA, double KB, double kA0, double kB0);
 
-/* ---- seed 002: Bruck vs locality-aware Bruck (postal model, Eq. 1-4). s = bytes per
+/* ---- Bienz: Bruck vs locality-aware Bruck (postal model, Eq. 1-4). s = bytes per
  * process, regions of p_l processes, r = p / p_l. ---- */
 
 /* Eq. 3: standard Bruck, the busiest process: log2(p) alpha + (p-1) s beta (the paper's

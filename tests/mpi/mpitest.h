@@ -3,6 +3,7 @@
 #define AGX_MPITEST_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <mpi.h>
@@ -23,6 +24,32 @@ static inline unsigned mt_seed_from_env(void)
     const char *s = getenv("AGX_TEST_SEED");
     return s ? (unsigned)strtoul(s, NULL, 0) : (unsigned)time(NULL);
 }
+/* The start of every differential test: MPI_Init, the options --quick, --seed N and
+ * --algs LIST, rank 0's seed broadcast (AGX_TEST_SEED, else the time). */
+typedef struct {
+    int quick, rank, size;
+    unsigned seed;
+    const char *only;   /* --algs: comma-separated names to test, NULL: all */
+} mt_run;
+
+static inline void mt_start(int *argc, char ***argv, mt_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->seed = mt_seed_from_env();
+    MPI_Init(argc, argv);
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp((*argv)[i], "--quick"))
+            r->quick = 1;
+        else if (!strcmp((*argv)[i], "--seed") && i + 1 < *argc)
+            r->seed = (unsigned)strtoul((*argv)[++i], NULL, 0);
+        else if (!strcmp((*argv)[i], "--algs") && i + 1 < *argc)
+            r->only = (*argv)[++i];
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r->size);
+    MPI_Bcast(&r->seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+}
+
 /* Bytes a buffer of `elems` elements of t needs from its start. */
 static inline size_t mt_span(MPI_Datatype t, long long elems)
 {

@@ -110,21 +110,13 @@ static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const 
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
-    const char *only = NULL; /* comma-separated algorithm names to test, NULL: all */
-    unsigned seed = mt_seed_from_env();
-    MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
-            quick = 1;
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = (unsigned)strtoul(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--algs") && i + 1 < argc)
-            only = argv[++i];
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    mt_run run;
+    mt_start(&argc, &argv, &run);
+    int quick = run.quick;
+    const char *only = run.only;
+    unsigned seed = run.seed;
+    rank = run.rank;
+    p = run.size;
     ref_v_broken = probe_allgatherv_bug();
     if (rank == 0)
         printf("test_diff: p=%d seed=%u (rerun with AGX_TEST_SEED=%u)%s\n", p, seed, seed,

@@ -1,5 +1,5 @@
 /*
- * Intergroup allgather / allgatherv (seed 000): every inter algorithm, on an
+ * Intergroup allgather / allgatherv (KangTraff19): every inter algorithm, on an
  * inter-communicator and on the colour split of an intra-communicator, against the MPI
  * library's inter-communicator result (PMPI_), for every pair 1 <= p, q <= 6 and
  * (10, 3), (3, 10) (group A = the first p ranks), k_A != k_B, zero blocks, allgatherv with
@@ -42,18 +42,12 @@ static long long balanced(long long n, int m, int i) /* part i of n split in m, 
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
-    unsigned seed = mt_seed_from_env();
-    MPI_Init(&argc, &argv);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick"))
-            quick = 1;
-        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
-            seed = (unsigned)strtoul(argv[++i], NULL, 0);
-    }
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    MPI_Bcast(&seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    mt_run run;
+    mt_start(&argc, &argv, &run);
+    int quick = run.quick;
+    unsigned seed = run.seed;
+    wrank = run.rank;
+    wsize = run.size;
     if (wrank == 0)
         printf("test_inter: %d ranks, seed=%u (rerun with AGX_TEST_SEED=%u)\n", wsize, seed, seed);
     agx_stats_enable(1);

@@ -1,5 +1,5 @@
 /*
- * PAP-aware allgathers (seed 004) against PMPI_Allgather, with the monitor thread.
+ * PAP-aware allgathers (Proficz21) against PMPI_Allgather, with the monitor thread.
  *
  *   test_pap            MPI_THREAD_MULTIPLE (launch with tools/agxrun --threads)
  *   test_pap --single   MPI_Init only: agx_pat_init must say so and bdr / bslb must

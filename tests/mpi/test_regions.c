@@ -1,5 +1,5 @@
 /*
- * Non-local message and byte counts of real runs against seed 002's formulas, on the
+ * Non-local message and byte counts of real runs against Bienz's formulas, on the
  * regions of this launch (AGX_REGION_SIZE / AGX_REGIONS, or emulated nodes): loc_bruck
  * sends ceil(log_pl r) non-local messages and pl * sum_i min(pl^i, r - pl^i) blocks from
  * its busiest process; standard Bruck what Algorithm 1's partners r - 2^k imply

@@ -1,5 +1,5 @@
 /*
- * The BDR schedule (seed 004, Listing 2) simulated without MPI, for p = 1..48 and many
+ * The BDR schedule (Proficz21, Listing 2) simulated without MPI, for p = 1..48 and many
  * arrival patterns (equal, one late, one early, random, adversarial: huge omega/tau,
  * tau 0, NaN). Checked for every process: it ends with every segment exactly once; it
  * receives at most once and sends at most once per step; it sends a segment only at a

@@ -1,5 +1,5 @@
 /*
- * Intergroup plans (seed 000) without MPI, exhaustively for group sizes 1..12 and many
+ * Intergroup plans (KangTraff19) without MPI, exhaustively for group sizes 1..12 and many
  * block-size shapes: partitions cover the byte space, Algorithm 2 segments are floor/ceil
  * of K/n, Algorithm 1 sends whole blocks from the larger group and balanced pieces from
  * the smaller one, send and receive plans describe the same pieces, every byte is

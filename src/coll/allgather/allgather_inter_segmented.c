@@ -1,5 +1,5 @@
 /*
- * Intergroup allgather with message segmentation (seed 000, Algorithm 1).
+ * Intergroup allgather with message segmentation (KangTraff19, Algorithm 1).
  *
  * Groups A (p processes, blocks of kA bytes) and B (q, kB); say q <= p (else the roles
  * swap: everything below is computed from the two group sizes only, identically in both

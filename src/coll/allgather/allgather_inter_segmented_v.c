@@ -1,5 +1,5 @@
 /*
- * Intergroup allgatherv with byte-index segmentation (seed 000, Algorithm 2).
+ * Intergroup allgatherv with byte-index segmentation (KangTraff19, Algorithm 2).
  *
  *  1. Allreduce the block sizes of my group (K, Lines 1-2) and Exscan them (my first
  *     global byte index R, Section 4.1), both over my group.

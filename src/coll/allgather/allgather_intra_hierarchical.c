@@ -1,5 +1,5 @@
 /*
- * Hierarchical allgather / allgatherv (Traeff 2006; seed 002's related work).
+ * Hierarchical allgather / allgatherv (Traeff 2006; Bienz's related work).
  *
  *  1. linear gather of every region's blocks to its first rank (the leader);
  *  2. Bruck allgather among the r leaders, a region's blocks moving as one unit;

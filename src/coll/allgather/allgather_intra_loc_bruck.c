@@ -1,5 +1,5 @@
 /*
- * Locality-aware Bruck allgather / allgatherv (seed 002, Algorithm 2), generalised.
+ * Locality-aware Bruck allgather / allgatherv (Bienz, Algorithm 2), generalised.
  *
  * Regions: MPI_COMM_TYPE_SHARED, or AGX_REGION_SIZE / AGX_REGIONS. With r regions and
  * radix k = the smallest region's size (at least 2):

@@ -1,11 +1,11 @@
 /*
- * Multi-leader allgather / allgatherv (Kandalla et al. 2009; seed 002's related work).
+ * Multi-leader allgather / allgatherv (Kandalla et al. 2009; Bienz's related work).
  *
  * Each region is cut into nl sub-blocks of consecutive ranks (AGX_LEADERS, default 2,
  * e.g. one per socket; at most the smallest region's size), each led by its first rank:
  *  1. linear gather of each sub-block to its leader;
  *  2. the r leaders of each index l run a Bruck allgather of their sub-blocks (nl
- *     independent non-local exchanges, the duplicated non-local traffic seed 002 notes);
+ *     independent non-local exchanges, the duplicated non-local traffic Bienz notes);
  *  3. the nl leaders of each region run a Bruck allgather of what they hold;
  *  4. binomial broadcast of the whole result inside each sub-block.
  * The virtual order is sub-block index first, then region, so every unit moved is one or

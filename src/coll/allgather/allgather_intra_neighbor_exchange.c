@@ -1,6 +1,6 @@
 /*
  * Neighbour-exchange allgather / allgatherv (Chen et al. 2005; Open MPI's "neighbor",
- * the NEX of seed 004), src/patterns/neighbor_exchange.c.
+ * the NEX of Proficz21), src/patterns/neighbor_exchange.c.
  *
  * Steps (p even): step 0 swaps blocks inside the pairs (2i, 2i+1); steps 1..p/2-1 each
  * send to one neighbour, alternately left and right, the two blocks received in the

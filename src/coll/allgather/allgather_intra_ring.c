@@ -1,5 +1,5 @@
 /*
- * Ring allgather / allgatherv (Thakur, Rabenseifner, Gropp 2005; the RING of seed 004).
+ * Ring allgather / allgatherv (Thakur, Rabenseifner, Gropp 2005; the RING of Proficz21).
  *
  * Steps: copy the own block into place; at step s = 0..p-2 send block (r-s) mod p to
  * rank r+1 and receive block (r-s-1) mod p from rank r-1 (src/patterns/ring.c).
