@@ -300,7 +300,6 @@ int agx_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int agx_raise(MPI_Comm comm, int code);
 
 /* ---- counters -------------------------------------------------------------------------- */
-void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes);
 /* One message of `sent` bytes to the other group (sent < 0: none) and `recvd` bytes
  * received from it, in an intergroup collective. */
 void agx_stats_intergroup(long long sent, long long recvd);

@@ -68,8 +68,3 @@ void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes)
         atomic_fetch_add_explicit(&c_bytes_nonlocal, (unsigned long long)bytes, memory_order_relaxed);
     }
 }
-
-void agx_stats_count(const agx_ctx *ctx, int peer, long long bytes)
-{
-    agx_stats_count_map(ctx->reg ? ctx->reg->region_of : NULL, ctx->rank, peer, bytes);
-}

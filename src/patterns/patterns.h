@@ -89,8 +89,6 @@ int agx_sched_finish(agx_sched *s);
 /* Blocks of op, and whether it holds block b. */
 int agx_sop_nblocks(const agx_sched *s, const agx_sop *op);
 int agx_sop_has(const agx_sched *s, const agx_sop *op, int b);
-/* Messages this rank sends (send ops). */
-int agx_sched_nsends(const agx_sched *s);
 
 /* ---- flat schedules: every builder appends rank r's ops of a p-process algorithm in
  * rounds round0 .., and returns the number of rounds it used, or -1 when out of memory.

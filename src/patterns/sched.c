@@ -133,11 +133,3 @@ int agx_sop_has(const agx_sched *s, const agx_sop *op, int b)
     }
     return 0;
 }
-
-int agx_sched_nsends(const agx_sched *s)
-{
-    int n = 0;
-    for (int i = 0; i < s->n; i++)
-        n += s->ops[i].kind == AGX_SOP_SEND;
-    return n;
-}
