@@ -24,7 +24,7 @@
  */
 #include "agx.h"
 #include "bench.h"
-#include "locality.h" /* region labels, for the model column */
+#include "locality.h" /* region counts for the --regions report */
 #include "model.h"    /* KangTraff19 Eq. 5, Bienz Eq. 3/4 counts */
 
 #include <math.h>
@@ -32,22 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define MAX_ALGS 32
-
-typedef struct {
-    agx_op op;
-    int setting;          /* inter-allgather: KangTraff19 setting 1..8, 0: intra op */
-    int color_split;      /* inter-allgather on a colour split instead of an inter-comm */
-    char *algs[MAX_ALGS];
-    int nalgs;
-    long long min_bytes, max_bytes;
-    int iters, warmup, check, quiet;
-    int dist_linear;
-    const char *csv, *json;
-    int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
-    int mult;             /* sizes grow by this factor (-f), default 2 */
-} options;
 
 typedef struct {
     char alg[64];
@@ -247,96 +231,6 @@ static int cmp_double(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* What one size means for this rank: its contribution, and the blocks it receives. */
-typedef struct {
-    MPI_Datatype type;
-    int unit;            /* bytes per element */
-    int mine;            /* elements I send */
-    int n;               /* blocks I receive */
-    int *counts, *displs;
-    int *src;            /* world rank that sent each block (for validation) */
-    long long total;     /* elements received */
-    double KA, KB;       /* intergroup: total bytes of groups A and B */
-    double kA0, kB0;     /* and the blocks of their first ranks (the roots) */
-    int p, q;
-} shape;
-
-/* KangTraff19 settings: group sizes for n ranks */
-static void setting_groups(int setting, int n, int *p, int *q)
-{
-    int equal = setting == 1 || setting == 5 || setting == 6;
-    *p = equal ? n - n / 2 : (int)(n * 25.0 / 32.0 + 0.5);
-    if (*p >= n)
-        *p = n - 1;
-    if (*p < 1)
-        *p = 1;
-    *q = n - *p;
-}
-
-/* Block of rank i of a group of n (g: 0 = A, 1 = B) in a setting, in elements. */
-static int setting_block(int setting, int g, int i, int n, long long size_elems)
-{
-    switch (setting) {
-    case 3: return (int)(g == 0 ? size_elems : size_elems / 4);
-    case 4: return (int)(g == 1 ? size_elems : size_elems / 4);
-    case 6:
-    case 8: return (int)(n > 1 ? size_elems * i / (n - 1) : size_elems);
-    default: return (int)size_elems;
-    }
-}
-
-static void make_shape(const options *o, long long bytes, shape *sh)
-{
-    memset(sh, 0, sizeof *sh);
-    if (!o->setting) {
-        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
-        sh->type = MPI_BYTE;
-        sh->unit = 1;
-        sh->n = nprocs;
-        sh->counts = malloc(sizeof(int) * nprocs);
-        sh->displs = malloc(sizeof(int) * nprocs);
-        sh->src = malloc(sizeof(int) * nprocs);
-        for (int i = 0; i < nprocs; i++) {
-            sh->counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
-            sh->displs[i] = (int)sh->total;
-            sh->src[i] = i;
-            sh->total += sh->counts[i];
-        }
-        sh->mine = sh->counts[rank];
-        return;
-    }
-    sh->type = MPI_INT;
-    sh->unit = 4;
-    setting_groups(o->setting, nprocs, &sh->p, &sh->q);
-    int isB = rank >= sh->p, lrank = isB ? rank - sh->p : rank;
-    int nG = isB ? sh->q : sh->p, nH = isB ? sh->p : sh->q;
-    long long elems = bytes / 4;
-    sh->mine = setting_block(o->setting, isB, lrank, nG, elems);
-    sh->n = nH;
-    sh->counts = malloc(sizeof(int) * nH);
-    sh->displs = malloc(sizeof(int) * nH);
-    sh->src = malloc(sizeof(int) * nH);
-    for (int h = 0; h < nH; h++) {
-        sh->counts[h] = setting_block(o->setting, !isB, h, nH, elems);
-        sh->displs[h] = (int)sh->total;
-        sh->src[h] = isB ? h : sh->p + h;
-        sh->total += sh->counts[h];
-    }
-    sh->kA0 = 4.0 * setting_block(o->setting, 0, 0, sh->p, elems);
-    sh->kB0 = 4.0 * setting_block(o->setting, 1, 0, sh->q, elems);
-    for (int i = 0; i < sh->p; i++)
-        sh->KA += 4.0 * setting_block(o->setting, 0, i, sh->p, elems);
-    for (int i = 0; i < sh->q; i++)
-        sh->KB += 4.0 * setting_block(o->setting, 1, i, sh->q, elems);
-}
-
-static void free_shape(shape *sh)
-{
-    free(sh->counts);
-    free(sh->displs);
-    free(sh->src);
-}
-
 /* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
  * inter-communicator between the two groups (or the duplicate, for a colour split). */
 static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)
@@ -376,46 +270,13 @@ static int *region_labels(void)
     return label;
 }
 
-/* Bienz's prediction of the busiest process's non-local messages and bytes for the
- * locality-relevant algorithms (equal regions for the locality-aware ones); -1 if none. */
-static void model_counts(const char *alg, const int *label, long long bytes, long long *msgs, long long *nbytes)
-{
-    agx_regions R;
-    *msgs = *nbytes = -1;
-    if (!label || agx_regions_init(&R, nprocs, label))
-        return;
-    int equal = R.min_size == R.max_size, pl = R.min_size, r = R.r, lg = 0;
-    while ((1 << lg) < r)
-        lg++;
-    const char *ld = getenv("AGX_LEADERS");
-    int nl = ld && atoi(ld) > 0 ? atoi(ld) : 2;
-    if (nl > pl)
-        nl = pl;
-    if (!strcmp(alg, "bruck")) {
-        int m, b;
-        agx_model_bruck_nonlocal(nprocs, label, &m, &b);
-        *msgs = m;
-        *nbytes = b * bytes;
-    } else if (equal && !strcmp(alg, "loc_bruck")) {
-        *msgs = agx_model_loc_bruck_nonlocal_msgs(r, pl);
-        *nbytes = agx_model_loc_bruck_nonlocal_blocks(r, pl) * bytes;
-    } else if (equal && !strcmp(alg, "hierarchical")) {
-        *msgs = lg;
-        *nbytes = (long long)(r - 1) * pl * bytes;
-    } else if (equal && !strcmp(alg, "multileader") && pl % nl == 0) {
-        *msgs = lg;
-        *nbytes = (long long)(r - 1) * (pl / nl) * bytes;
-    }
-    agx_regions_free(&R);
-}
-
 static int *g_labels; /* this run's region labels (intra ops) */
 
 static int run_one(MPI_Comm comm, const options *o, const char *alg, long long bytes, record *rec,
                    double *times, double *tmax)
 {
     shape sh;
-    make_shape(o, bytes, &sh);
+    make_shape(o, rank, nprocs, bytes, &sh);
     long long sb = (long long)sh.mine * sh.unit, rb = sh.total * sh.unit;
     unsigned char *sbuf = malloc(sb ? sb : 1), *rbuf = malloc(rb ? rb : 1);
     int ok = 1, rc = MPI_SUCCESS;
@@ -477,7 +338,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     if (o->setting || o->op != AGX_OP_ALLGATHER)
         rec->model_msgs = rec->model_bytes = -1;
     else
-        model_counts(ran, g_labels, bytes, &rec->model_msgs, &rec->model_bytes);
+        model_counts(ran, g_labels, nprocs, bytes, &rec->model_msgs, &rec->model_bytes);
     if (rank == 0) {
         double sum = 0;
         for (int i = 0; i < o->iters; i++)

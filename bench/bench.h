@@ -1,6 +1,10 @@
-/* Helpers shared by agx-bench's modes (agx_bench.c, agx_bench_pap.c). */
+/* Helpers shared by agx-bench's modes (agx_bench.c, agx_bench_pap.c, bench_shape.c). */
 #ifndef AGX_BENCH_H
 #define AGX_BENCH_H
+
+#include <mpi.h>
+
+#include "agx.h"
 
 /* "64K", "1M", "2G", "100" -> bytes (or elements); -1 when malformed. */
 long long parse_size(const char *s);
@@ -10,5 +14,44 @@ int bench_split(const char *list, char **out, int max);
 /* Print the registry: every operation, communicator kind and algorithm with its
  * description, cost and citation. */
 void bench_list_algorithms(void);
+
+#define MAX_ALGS 32
+
+typedef struct {
+    agx_op op;
+    int setting;          /* inter-allgather: KangTraff19 setting 1..8, 0: intra op */
+    int color_split;      /* inter-allgather on a colour split instead of an inter-comm */
+    char *algs[MAX_ALGS];
+    int nalgs;
+    long long min_bytes, max_bytes;
+    int iters, warmup, check, quiet;
+    int dist_linear;
+    const char *csv, *json;
+    int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
+    int mult;             /* sizes grow by this factor (-f), default 2 */
+} options;
+
+/* What one size means for this rank: its contribution, and the blocks it receives. */
+typedef struct {
+    MPI_Datatype type;
+    int unit;            /* bytes per element */
+    int mine;            /* elements I send */
+    int n;               /* blocks I receive */
+    int *counts, *displs;
+    int *src;            /* world rank that sent each block (for validation) */
+    long long total;     /* elements received */
+    double KA, KB;       /* intergroup: total bytes of groups A and B */
+    double kA0, kB0;     /* and the blocks of their first ranks (the roots) */
+    int p, q;
+} shape;
+
+/* KangTraff19 settings: the sizes p, q of groups A and B for n ranks. */
+void setting_groups(int setting, int n, int *p, int *q);
+/* The shape of one size for this rank (bench_shape.c). */
+void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *sh);
+void free_shape(shape *sh);
+/* Bienz's prediction of the busiest process's non-local messages and bytes (-1: none). */
+void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
+                  long long *nbytes);
 
 #endif

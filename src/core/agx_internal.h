@@ -88,10 +88,10 @@ typedef struct {
     int def, min, max;
 } agx_param;
 
-/* Why `a` cannot run this call (NULL: it can): a restriction beyond the flags. A reason
- * starting with '-' was already explained to the user (agx_pat_init does): the fallback
- * then runs without the AGX_FALLBACK=warn line. */
-typedef const char *(*agx_check_fn)(const agx_args *a);
+/* Why `a` cannot run this call (NULL: it can): a restriction beyond the flags. *told
+ * set: the reason was already explained to the user (agx_pat_init does), so the fallback
+ * runs without the AGX_FALLBACK=warn line. */
+typedef const char *(*agx_check_fn)(const agx_args *a, int *told);
 
 struct agx_pat_alg; /* the background half of a PAP-aware algorithm (src/pat/pat.h) */
 
@@ -139,8 +139,9 @@ int agx_alg_find(agx_op op, agx_kind kind, const char *name);
 const agx_alg *agx_alg_at(agx_op op, agx_kind kind, int index);
 /* Comma-separated names valid for (op, kind), into buf. */
 void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len);
-/* NULL when `alg` may run on this call, else why not. */
-const char *agx_alg_violation(const agx_alg *alg, const agx_args *a);
+/* NULL when `alg` may run on this call, else why not (*told: already explained to the
+ * user; told may be NULL). */
+const char *agx_alg_violation(const agx_alg *alg, const agx_args *a, int *told);
 /* Value of the running algorithm's parameter `name` (environment or default); an error
  * code when the environment's value is malformed. */
 int agx_alg_param(const agx_args *a, const char *name, int *value);

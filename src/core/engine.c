@@ -152,14 +152,29 @@ static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
     return rc;
 }
 
+/* Wait for n posted requests (or, on an earlier error, cancel them) and release their
+ * messages' types. */
+static int complete(int rc, int n, MPI_Request *req, agx_msg *msg)
+{
+    if (rc == MPI_SUCCESS)
+        rc = agx_waitall(n, req);
+    else
+        agx_cancel_all(n, req);
+    for (int k = 0; k < n; k++)
+        msg_release(&msg[k]);
+    return rc;
+}
+
 int agx_sched_run(const agx_exec *x, const agx_sched *s)
 {
     int rc = MPI_SUCCESS, nasync = 0, i = 0;
     size_t n = (size_t)(s->n > 0 ? s->n : 1);
-    MPI_Request *req = malloc(sizeof(MPI_Request) * n), *areq = malloc(sizeof(MPI_Request) * n);
-    agx_msg *msg = malloc(sizeof(agx_msg) * n), *amsg = malloc(sizeof(agx_msg) * n);
-    if (!req || !areq || !msg || !amsg)
-        rc = MPI_ERR_NO_MEM;
+    /* one allocation: round requests and messages, then the ASYNC ones */
+    char *mem = malloc(2 * n * (sizeof(MPI_Request) + sizeof(agx_msg)));
+    if (!mem)
+        return agx_error(MPI_ERR_NO_MEM, "out of memory running a schedule of %d operations", s->n);
+    agx_msg *msg = (agx_msg *)mem, *amsg = msg + n;
+    MPI_Request *req = (MPI_Request *)(amsg + n), *areq = req + n;
     while (i < s->n && rc == MPI_SUCCESS) {
         int j = i, nreq = 0;
         while (j < s->n && s->ops[j].round == s->ops[i].round)
@@ -176,24 +191,14 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
                 if (rc == MPI_SUCCESS)
                     async ? nasync++ : nreq++;
             }
-        if (rc == MPI_SUCCESS)
-            rc = agx_waitall(nreq, req);
-        else
-            agx_cancel_all(nreq, req);
-        for (int k = 0; k < nreq; k++)
-            msg_release(&msg[k]);
+        rc = complete(rc, nreq, req, msg);
         for (int k = i; k < j && rc == MPI_SUCCESS; k++)
             if (s->ops[k].kind == AGX_SOP_COPY || s->ops[k].kind == AGX_SOP_REDUCE)
                 rc = local_op(x, s, &s->ops[k]);
         i = j;
     }
-    if (rc == MPI_SUCCESS)
-        rc = agx_waitall(nasync, areq);
-    else
-        agx_cancel_all(nasync, areq);
-    for (int k = 0; k < nasync; k++)
-        msg_release(&amsg[k]);
-    free(req), free(areq), free(msg), free(amsg);
+    rc = complete(rc, nasync, areq, amsg);
+    free(mem);
     return rc;
 }
 

@@ -90,11 +90,14 @@ int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost, co
     return MPI_SUCCESS;
 }
 
-const char *agx_alg_violation(const agx_alg *alg, const agx_args *a)
+const char *agx_alg_violation(const agx_alg *alg, const agx_args *a, int *told)
 {
+    int dummy;
+    told = told ? told : &dummy;
+    *told = 0;
     if ((alg->restrictions & AGX_R_EVEN_P) && a->p % 2)
         return "needs an even number of processes";
-    return alg->check ? alg->check(a) : NULL;
+    return alg->check ? alg->check(a, told) : NULL;
 }
 
 int agx_alg_param(const agx_args *a, const char *name, int *value)

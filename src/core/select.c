@@ -20,7 +20,7 @@ static int default_rule(const agx_args *a)
         if ((r->below_bytes == 0 || a->msg_bytes < r->below_bytes) && (!r->pow2 || agx_is_pow2(a->p)) &&
             a->p >= r->min_p) {
             int idx = agx_alg_find(a->op, a->kind, r->alg);
-            if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a))
+            if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;
         }
     }
@@ -45,7 +45,8 @@ int agx_select(agx_args *a, int *index)
         return MPI_SUCCESS;
     }
     const agx_alg *alg = agx_alg_at(op, kind, forced);
-    const char *why = agx_alg_violation(alg, a);
+    int told;
+    const char *why = agx_alg_violation(alg, a, &told);
     if (!why) {
         *index = forced;
         return MPI_SUCCESS;
@@ -54,10 +55,10 @@ int agx_select(agx_args *a, int *index)
         return agx_error(MPI_ERR_ARG, "%s algorithm '%s' cannot run here (%s) and AGX_FALLBACK=error",
                          agx_op_name(op), alg->name, why);
     int fb = alg->fallback ? agx_alg_find(op, kind, alg->fallback) : -1;
-    if (fb < 0 || agx_alg_violation(agx_alg_at(op, kind, fb), a))
+    if (fb < 0 || agx_alg_violation(agx_alg_at(op, kind, fb), a, NULL))
         fb = default_rule(a);
-    /* a restriction that was already explained once (why starts with '-') is not repeated */
-    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0 && why[0] != '-')
+    /* a restriction that was already explained once is not repeated */
+    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0 && !told)
         fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",
                 agx_op_name(op), alg->name, why, agx_alg_at(op, kind, fb)->name);
     ctx->warned[kind][op] = 1;

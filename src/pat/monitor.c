@@ -108,11 +108,12 @@ static void *monitor(void *arg)
     return NULL;
 }
 
-const char *agx_pat_violation(const agx_args *a)
+const char *agx_pat_violation(const agx_args *a, int *told)
 {
     agx_pat *s = a->ctx->pat;
     if (!s)
         return "needs the PAT monitor: call agx_pat_init(comm) first";
+    *told = 1; /* agx_pat_init said why the monitor does not run */
     return s->enabled ? NULL : s->why;
 }
 
@@ -210,8 +211,8 @@ int agx_pat_init(MPI_Comm comm)
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_MULTIPLE) {
         /* every rank has the same level; rank 0 says it once, and the fallback to the
-         * regular algorithms is then silent (the reason starts with '-') */
-        snprintf(s->why, sizeof s->why, "-the PAT monitor needs MPI_THREAD_MULTIPLE, the MPI library "
+         * regular algorithms is then silent (agx_pat_violation's *told) */
+        snprintf(s->why, sizeof s->why, "the PAT monitor needs MPI_THREAD_MULTIPLE, the MPI library "
                  "granted level %d", level);
         if (s->rank == 0)
             fprintf(stderr, "agx: agx_pat_init: the MPI library granted thread level %d, not "

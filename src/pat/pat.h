@@ -78,7 +78,7 @@ struct agx_pat {
 
 /* ---- monitor.c ---- */
 /* Why the communicator's session cannot serve a PAP-aware algorithm (NULL: it can). */
-const char *agx_pat_violation(const agx_args *a);
+const char *agx_pat_violation(const agx_args *a, int *told);
 /* Sleep (or yield) between polls, growing *us up to the session's limit. */
 void agx_pat_backoff(agx_pat *s, int *us);
 /* MPI_Test until done, polling with backoff. */

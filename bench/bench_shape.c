@@ -1,0 +1,121 @@
+/*
+ * What agx-bench moves: the shape of one size for this rank (blocks, the KangTraff19
+ * intergroup settings 1-8) and Bienz's model of the non-local traffic.
+ */
+#include "bench.h"
+#include "locality.h" /* region labels, for the model column */
+#include "model.h"    /* Bienz Eq. 3/4 counts */
+
+#include <stdlib.h>
+#include <string.h>
+
+/* KangTraff19 settings: group sizes for n ranks */
+void setting_groups(int setting, int n, int *p, int *q)
+{
+    int equal = setting == 1 || setting == 5 || setting == 6;
+    *p = equal ? n - n / 2 : (int)(n * 25.0 / 32.0 + 0.5);
+    if (*p >= n)
+        *p = n - 1;
+    if (*p < 1)
+        *p = 1;
+    *q = n - *p;
+}
+
+/* Block of rank i of a group of n (g: 0 = A, 1 = B) in a setting, in elements. */
+static int setting_block(int setting, int g, int i, int n, long long size_elems)
+{
+    switch (setting) {
+    case 3: return (int)(g == 0 ? size_elems : size_elems / 4);
+    case 4: return (int)(g == 1 ? size_elems : size_elems / 4);
+    case 6:
+    case 8: return (int)(n > 1 ? size_elems * i / (n - 1) : size_elems);
+    default: return (int)size_elems;
+    }
+}
+
+void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *sh)
+{
+    memset(sh, 0, sizeof *sh);
+    if (!o->setting) {
+        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
+        sh->type = MPI_BYTE;
+        sh->unit = 1;
+        sh->n = nprocs;
+        sh->counts = malloc(sizeof(int) * nprocs);
+        sh->displs = malloc(sizeof(int) * nprocs);
+        sh->src = malloc(sizeof(int) * nprocs);
+        for (int i = 0; i < nprocs; i++) {
+            sh->counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
+            sh->displs[i] = (int)sh->total;
+            sh->src[i] = i;
+            sh->total += sh->counts[i];
+        }
+        sh->mine = sh->counts[rank];
+        return;
+    }
+    sh->type = MPI_INT;
+    sh->unit = 4;
+    setting_groups(o->setting, nprocs, &sh->p, &sh->q);
+    int isB = rank >= sh->p, lrank = isB ? rank - sh->p : rank;
+    int nG = isB ? sh->q : sh->p, nH = isB ? sh->p : sh->q;
+    long long elems = bytes / 4;
+    sh->mine = setting_block(o->setting, isB, lrank, nG, elems);
+    sh->n = nH;
+    sh->counts = malloc(sizeof(int) * nH);
+    sh->displs = malloc(sizeof(int) * nH);
+    sh->src = malloc(sizeof(int) * nH);
+    for (int h = 0; h < nH; h++) {
+        sh->counts[h] = setting_block(o->setting, !isB, h, nH, elems);
+        sh->displs[h] = (int)sh->total;
+        sh->src[h] = isB ? h : sh->p + h;
+        sh->total += sh->counts[h];
+    }
+    sh->kA0 = 4.0 * setting_block(o->setting, 0, 0, sh->p, elems);
+    sh->kB0 = 4.0 * setting_block(o->setting, 1, 0, sh->q, elems);
+    for (int i = 0; i < sh->p; i++)
+        sh->KA += 4.0 * setting_block(o->setting, 0, i, sh->p, elems);
+    for (int i = 0; i < sh->q; i++)
+        sh->KB += 4.0 * setting_block(o->setting, 1, i, sh->q, elems);
+}
+
+void free_shape(shape *sh)
+{
+    free(sh->counts);
+    free(sh->displs);
+    free(sh->src);
+}
+
+/* Bienz's prediction of the busiest process's non-local messages and bytes for the
+ * locality-relevant algorithms (equal regions for the locality-aware ones); -1 if none. */
+void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
+                  long long *nbytes)
+{
+    agx_regions R;
+    *msgs = *nbytes = -1;
+    if (!label || agx_regions_init(&R, nprocs, label))
+        return;
+    int equal = R.min_size == R.max_size, pl = R.min_size, r = R.r, lg = 0;
+    while ((1 << lg) < r)
+        lg++;
+    const char *ld = getenv("AGX_LEADERS");
+    int nl = ld && atoi(ld) > 0 ? atoi(ld) : 2;
+    if (nl > pl)
+        nl = pl;
+    if (!strcmp(alg, "bruck")) {
+        int m, b;
+        agx_model_bruck_nonlocal(nprocs, label, &m, &b);
+        *msgs = m;
+        *nbytes = b * bytes;
+    } else if (equal && !strcmp(alg, "loc_bruck")) {
+        *msgs = agx_model_loc_bruck_nonlocal_msgs(r, pl);
+        *nbytes = agx_model_loc_bruck_nonlocal_blocks(r, pl) * bytes;
+    } else if (equal && !strcmp(alg, "hierarchical")) {
+        *msgs = lg;
+        *nbytes = (long long)(r - 1) * pl * bytes;
+    } else if (equal && !strcmp(alg, "multileader") && pl % nl == 0) {
+        *msgs = lg;
+        *nbytes = (long long)(r - 1) * (pl / nl) * bytes;
+    }
+    agx_regions_free(&R);
+}
+
