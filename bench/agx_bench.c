@@ -75,36 +75,6 @@ static void usage(FILE *f)
             "  --list        every registered algorithm with its description\n");
 }
 
-long long parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        v *= 1024 * 1024, end++;
-    else if (*end == 'g' || *end == 'G')
-        v *= 1024.0 * 1024 * 1024, end++;
-    return *end ? -1 : (long long)v;
-}
-
-int bench_split(const char *list, char **out, int max)
-{
-    char *dup = strdup(list), *save = NULL;
-    int n = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n == max) {
-            n = -1;
-            break;
-        }
-        out[n++] = strdup(t);
-    }
-    free(dup);
-    return n;
-}
-
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -279,7 +249,18 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     make_shape(o, rank, nprocs, bytes, &sh);
     long long sb = (long long)sh.mine * sh.unit, rb = sh.total * sh.unit;
     unsigned char *sbuf = malloc(sb ? sb : 1), *rbuf = malloc(rb ? rb : 1);
-    int ok = 1, rc = MPI_SUCCESS;
+    int ok = 1, rc = MPI_SUCCESS, have = sbuf && rbuf, all = 0;
+
+    /* every rank learns whether any could not allocate, so none waits in the collective */
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        if (!have)
+            fprintf(stderr, "agx-bench: rank %d cannot allocate %lld + %lld bytes\n", rank, sb, rb);
+        free(sbuf);
+        free(rbuf);
+        free_shape(&sh);
+        return MPI_ERR_NO_MEM;
+    }
 
     rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") ? alg : NULL);
     if (rc != MPI_SUCCESS)
@@ -531,7 +512,7 @@ int main(int argc, char **argv)
                 if (rank == 0) {
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;
-                    MPI_Error_string(rc, msg, &len);
+                    agx_error_string(rc, msg, &len);
                     fprintf(stderr, "agx-bench: %s %s %lld B failed: %s\n", agx_op_name(o.op),
                             o.algs[a], b, msg);
                 }

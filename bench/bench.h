@@ -34,7 +34,9 @@ typedef struct {
 /* What one size means for this rank: its contribution, and the blocks it receives. */
 typedef struct {
     MPI_Datatype type;
-    int unit;            /* bytes per element */
+    int unit;            /* bytes per element: 1, or 1024 (a contiguous type) for sizes
+                          * whose counts would not fit an int */
+    int owned_type;
     int mine;            /* elements I send */
     int n;               /* blocks I receive */
     int *counts, *displs;

@@ -6,6 +6,7 @@
 #include "locality.h" /* region labels, for the model column */
 #include "model.h"    /* Bienz Eq. 3/4 counts */
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,13 @@ void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *
         int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
         sh->type = MPI_BYTE;
         sh->unit = 1;
+        if (bytes > INT_MAX / 2) { /* counts are ints: beyond that, KiB elements */
+            MPI_Type_contiguous(1024, MPI_BYTE, &sh->type);
+            MPI_Type_commit(&sh->type);
+            sh->unit = 1024;
+            sh->owned_type = 1;
+            bytes /= 1024;
+        }
         sh->n = nprocs;
         sh->counts = malloc(sizeof(int) * nprocs);
         sh->displs = malloc(sizeof(int) * nprocs);
@@ -80,6 +88,8 @@ void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *
 
 void free_shape(shape *sh)
 {
+    if (sh->owned_type)
+        MPI_Type_free(&sh->type);
     free(sh->counts);
     free(sh->displs);
     free(sh->src);

@@ -45,11 +45,15 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  * that group's rank order, exactly as MPI_Allgather(v) on an inter-communicator between
  * them would give (recvcount(s) and displs describe the other group). For coupled codes
  * that have only MPI_COMM_WORLD split by colour, and for MPIs without
- * inter-communicators (SimGrid SMPI). The split is cached on the communicator and
- * rebuilt when this rank's colour changes; a change must happen on every rank at the
- * same call. MPI_IN_PLACE is an error, as on an
- * inter-communicator. The algorithms are those of agx_allgather on an
- * inter-communicator (root_gather, segmented, segmented_v, native). */
+ * inter-communicators (SimGrid SMPI). Colours may change from call to call, on any
+ * subset of ranks: every intergroup call opens with one small agreement among all
+ * processes (a 32-byte allgather), and the cached split is rebuilt, by all ranks
+ * together, when any rank's colour changed. The same agreement makes input that is bad
+ * on some processes only (counts, buffers, datatypes, sizes that do not match the other
+ * group's) fail on every process with one error, before any data moves, on
+ * inter-communicators too. MPI_IN_PLACE is an error, as on an inter-communicator. The
+ * algorithms are those of agx_allgather on an inter-communicator (root_gather,
+ * segmented, segmented_v, native). */
 int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              int color);
@@ -79,11 +83,11 @@ int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name);
  * fallback), or "none". */
 int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name);
 
-/* MPI_Error_string that also knows agx's messages on every MPI library: the message of
- * the last error agx raised in this thread when `errorcode` is that error's code, else
- * MPI_Error_string. (MPI_Error_string alone works on Open MPI; MPICH 4.0.2 returns a
- * wrong string for error codes added to a predefined class.) string needs
- * MPI_MAX_ERROR_STRING bytes. */
+/* MPI_Error_string that also knows agx's messages on every MPI library. Each error agx
+ * raises gets its own code (the codes of the last 16 errors of each MPI class are
+ * distinct), and each code keeps its message. (MPI_Error_string alone works on Open MPI;
+ * MPICH 4.0.2 returns a wrong string for error codes added to a predefined class.)
+ * string needs MPI_MAX_ERROR_STRING bytes. */
 int agx_error_string(int errorcode, char *string, int *resultlen);
 
 /* The regions agx uses on comm for the locality-aware algorithms and the counters:

@@ -11,35 +11,45 @@
 
 /* ---- block layout ---------------------------------------------------------------------
  * A buffer seen as blocks: block i is count(i) elements of `type` at buf + displ(i) *
- * extent. counts == NULL means the regular layout (count ucount, displ i * ucount). The
- * receive buffer of allgather and allgatherv is such a layout, so every intra algorithm
- * is written once and serves both operations; the engine moves blocks of layouts. */
+ * extent. Three forms: the regular layout (count ucount, displ i * ucount), the user's
+ * allgatherv arrays (int counts / displs), or 64-bit arrays (lcounts / ldispls: byte
+ * pieces and permuted orders, whose values may exceed an int). The receive buffer of
+ * allgather and allgatherv is such a layout, so every intra algorithm is written once and
+ * serves both operations; the engine moves blocks of layouts, with 64-bit sizes
+ * throughout (messages above INT_MAX elements go as derived datatypes). */
 typedef struct {
     char *buf;
     MPI_Datatype type;
     MPI_Aint extent;
-    int type_size;
+    long long type_size;
     int p;
     int ucount;
     const int *counts;
     const int *displs;
+    const MPI_Aint *lcounts;
+    const MPI_Aint *ldispls;
 } agx_blocks;
 
-static inline int agx_blk_count(const agx_blocks *b, int i)
+static inline MPI_Aint agx_blk_count(const agx_blocks *b, int i)
 {
-    return b->counts ? b->counts[i] : b->ucount;
+    return b->counts ? (MPI_Aint)b->counts[i] : b->lcounts ? b->lcounts[i] : (MPI_Aint)b->ucount;
 }
 static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
 {
-    return b->counts ? (MPI_Aint)b->displs[i] : (MPI_Aint)i * b->ucount;
+    return b->counts ? (MPI_Aint)b->displs[i] : b->lcounts ? b->ldispls[i] : (MPI_Aint)i * b->ucount;
 }
-/* A layout of byte pieces (counts/displs in bytes) over buf. */
-void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const int *counts, const int *displs);
+/* 1 when the layout lists its blocks (not the regular form). */
+static inline int agx_blk_listed(const agx_blocks *b) { return b->counts || b->lcounts; }
+/* A layout of n byte pieces (counts / displs in bytes, 64-bit) over buf. */
+void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, const MPI_Aint *displs);
+/* The elements of one message or copy piece: at most an int (larger ones are cut). */
+#define AGX_MAX_PIECE (1 << 30)
 
 typedef struct agx_ctx agx_ctx;
 typedef struct agx_intergroup agx_intergroup;
 typedef struct agx_table agx_table;
 typedef struct agx_alg agx_alg;
+typedef struct agx_ig_io agx_ig_io;
 
 /* ---- arguments of one call: an operation-neutral part and a per-operation part ------- */
 /* allgather / allgatherv, as the user gave them, and the receive layout */
@@ -53,6 +63,7 @@ typedef struct {
     const int *displs;
     MPI_Datatype recvtype;
     agx_blocks blk;       /* the receive layout */
+    agx_ig_io *io;        /* intergroup calls: the byte view (NULL for raw algorithms) */
 } agx_ag_args;
 
 typedef struct {
@@ -107,6 +118,7 @@ struct agx_alg {
     agx_check_fn check;         /* further restriction, NULL: none */
     const char *fallback;       /* when a restriction fails; NULL: the default rule */
     const struct agx_pat_alg *pat;
+    int raw;                    /* inter: reads the user's buffers itself (no byte view) */
 };
 
 /* Default rule: the first row whose conditions hold chooses (data, not code). */
@@ -235,55 +247,85 @@ int agx_copy_own_block(const agx_args *a);
 int agx_waitall(int n, MPI_Request *req);
 /* Error path: cancel and free n posted requests. */
 void agx_cancel_all(int n, MPI_Request *req);
-/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role). */
-int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
+/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role); counts
+ * may exceed an int. */
+int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *dst, MPI_Aint dcount,
                   MPI_Datatype dtype);
+/* agx's private MPI_COMM_SELF duplicate (MPI_ERRORS_RETURN): for MPI_Pack / MPI_Unpack and
+ * local copies, so their errors come back to the call instead of MPI_COMM_SELF's fatal
+ * handler. */
+int agx_self_comm(MPI_Comm *out);
 /* 1 for a predefined (named) datatype. */
 int agx_type_is_named(MPI_Datatype t);
+/* MPI_ERR_TYPE (made) for MPI_DATATYPE_NULL or an uncommitted type, else MPI_SUCCESS. */
+int agx_type_check(MPI_Datatype t, const char *what);
+/* Pack count elements of t at `typed` into contiguous bytes (unpack: the reverse), in
+ * pieces whose packed size fits an int. */
+int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpack);
 
-/* ---- intergroup (src/core/intergroup.c) -------------------------------------------------
+/* ---- intergroup (src/core/intergroup.c, ig_io.c) ---------------------------------------
  * The two groups of an inter call, as one interface whatever their origin: `xcomm` is an
  * intra-communicator spanning both groups (the merge of an inter-communicator, or the
- * private duplicate of a colour-split communicator) with remote_x[] mapping remote-group
- * ranks to xcomm ranks; `local` is the caller's own group. */
+ * private duplicate of a colour-split communicator) with local_x[] / remote_x[] mapping
+ * group ranks to xcomm ranks; `local` is the caller's own group. */
+enum { AGX_IG_BRUCK, AGX_IG_RING, AGX_IG_GATHER, AGX_IG_BCAST, AGX_IG_NSCHED,
+       AGX_IG_ALLGATHER = -1 /* agx_ig_local_run: Bruck or the ring by size */ };
 struct agx_intergroup {
     MPI_Comm xcomm, local;
     MPI_Comm inter;          /* an inter-communicator for `native` (user's or created lazily) */
     int owns_xcomm, owns_inter;
-    int lrank, lsize, rsize, xrank;
+    int lrank, lsize, rsize, xrank, xsize;
+    int *local_x;            /* local rank -> xcomm rank */
     int *remote_x;           /* remote rank -> xcomm rank */
-    int *node_of;            /* xcomm rank -> node id; NULL until counters need it */
+    int *colors;             /* colour split: every rank's colour (0 / 1); NULL otherwise */
+    int *node_of;            /* xcomm rank -> node id; NULL unless counters are on */
+    int *lnode_of;           /* local rank -> node id, likewise */
     int color;               /* colour split: 0 or 1; inter-communicator: -1 */
+    long long *rec;          /* the last agreement's records, per xcomm rank */
+    agx_sched lsched[AGX_IG_NSCHED]; /* local Bruck, ring, gather to 0, bcast from 0 */
 };
-/* The intergroup of ctx for this call (built collectively on first use, cached). color
- * < 0: ctx is an inter-communicator. */
-int agx_ig_get(agx_ctx *ctx, int color, agx_intergroup **out);
 void agx_ig_free(agx_intergroup *ig);
+/* Lay out and check one process's side of the call after the groups are known (a->ig,
+ * a->rank, a->p set); its error is agreed. */
+typedef int (*agx_ig_prepare_fn)(agx_args *a, const char *fn);
+/* The agreement that opens every inter call: (re)build the groups when any colour changed,
+ * run `prepare`, exchange the records, and return the same verdict on every process
+ * (local_rc: this process's earlier check). Collective over both groups. */
+int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare, const char *fn);
+/* Bytes process x (xcomm rank) sends in the current call, from the agreement. */
+long long agx_ig_send_bytes(const agx_intergroup *ig, int x);
 /* An inter-communicator over the two groups (for the library's own collective). */
 int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out);
-/* The byte view of an intergroup call, shared by its algorithms:
+/* Build the local schedules of ig (lsched). */
+int agx_ig_local_scheds(agx_intergroup *ig);
+/* Run local schedule `which` (AGX_IG_*) over the byte layout cnt / dsp of lsize blocks. */
+int agx_ig_local_run(const agx_args *a, int which, char *base, const MPI_Aint *cnt, const MPI_Aint *dsp);
+/* The byte view of an intergroup call, shared by its algorithms, set up before the
+ * agreement (so its allocations and packing are agreed on):
  *  - bytes/k: my contribution as contiguous packed bytes (sendbuf itself for a predefined
  *    type, else packed into stmp);
  *  - rpre[0..p]: byte prefix sums of the remote blocks;
  *  - full: where the remote message lands in packed rank order, the receive buffer itself
- *    when its layout is exactly that (direct), else a temporary unpacked at the end. */
-typedef struct {
+ *    when its layout is exactly that (direct), else a temporary unpacked at the end;
+ *  - bnd, pieces, lay: scratch for partitions (lsize + rsize + 2), plans and layouts. */
+struct agx_ig_io {
     const char *bytes;
     long long k;
     char *stmp, *full;
-    int direct;
-    long long *rpre;
-} agx_ig_io;
+    int direct, began;
+    long long *rpre, *bnd;
+    agx_piece *pieces;
+    MPI_Aint *lay;
+};
 int agx_ig_io_begin(const agx_args *a, agx_ig_io *io);
-/* Unpack (when rc is MPI_SUCCESS and not direct), free, and return rc or the unpack error. */
+/* Unpack (when rc is MPI_SUCCESS and not direct), free, and return rc or the unpack error;
+ * nothing when io was not begun. */
 int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc);
 /* KangTraff19's exchange: send my bytes [R, R+k) of my group's index space under
  * partition sbnd (rsize segments), receive my segment of the remote space (partition rbnd
- * over lsize segments, remote prefix sums rpre) into full + rbnd[lrank], posting receives
- * in Section 4.1's order, then allgatherv the segments over the local group into full. */
-int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long k,
-                    const long long *sbnd, const long long *rbnd, const long long *rpre,
-                    char *full);
+ * over lsize segments) into full + rbnd[lrank], posting receives in Section 4.1's order,
+ * then allgather the segments over the local group into full. */
+int agx_ig_exchange(const agx_args *a, long long R, const long long *sbnd, const long long *rbnd);
 /* One byte message each way between this process and xcomm rank peer, as a schedule. */
 int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, void *rbuf,
                 long long rn);

@@ -9,14 +9,8 @@
  */
 #include "agx_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
-
-static int check_type(MPI_Datatype t, const char *what)
-{
-    if (t == MPI_DATATYPE_NULL)
-        return agx_error(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", what);
-    return MPI_SUCCESS;
-}
 
 /* A NULL buffer is an error when it would be read or written, unless the datatype
  * addresses memory absolutely (MPI_BOTTOM with a true lower bound). */
@@ -33,16 +27,30 @@ static int check_buffer(const void *buf, long long count, MPI_Datatype t, const 
     return MPI_SUCCESS;
 }
 
-static int check_common(agx_args *a, const char *fn)
+/* The communicator: checked at once (there is nothing to agree over without one). */
+static int check_comm(agx_args *a, const char *fn)
 {
-    const agx_ag_args *g = &a->u.ag;
-    int rc, inter_comm = 0;
+    int inter_comm = 0;
     if (a->user_comm == MPI_COMM_NULL)
         return agx_error(MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
     MPI_Comm_test_inter(a->user_comm, &inter_comm);
+    if (a->inter && inter_comm)
+        return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator (use agx_allgather on an "
+                         "inter-communicator)", fn);
     a->inter = a->inter || inter_comm; /* a->inter preset: colour split */
     a->kind = a->inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
     a->table = agx_table_of(a->op, a->kind);
+    return MPI_SUCCESS;
+}
+
+/* The arguments this process can check alone (agreed on in an intergroup call). */
+static int check_args(agx_args *a, int color, const char *fn)
+{
+    const agx_ag_args *g = &a->u.ag;
+    char what[96];
+    int rc;
+    if (color < -1 || (a->inter && color < 0 && a->ctx->kind == AGX_KIND_INTRA))
+        return agx_error(MPI_ERR_ARG, "%s: negative colour %d (0: group A, > 0: group B)", fn, color);
     if (g->sendbuf == MPI_IN_PLACE) {
         if (a->inter)
             return agx_error(MPI_ERR_ARG, "%s: MPI_IN_PLACE is not allowed in an intergroup "
@@ -50,36 +58,19 @@ static int check_common(agx_args *a, const char *fn)
     } else {
         if (g->sendcount < 0)
             return agx_error(MPI_ERR_COUNT, "%s: negative sendcount %d", fn, g->sendcount);
-        if ((rc = check_type(g->sendtype, "sendtype")) != MPI_SUCCESS)
+        snprintf(what, sizeof what, "%s: sendtype", fn);
+        if ((rc = agx_type_check(g->sendtype, what)) != MPI_SUCCESS)
             return rc;
         if ((rc = check_buffer(g->sendbuf, g->sendcount, g->sendtype, "sendbuf")) != MPI_SUCCESS)
             return rc;
     }
-    return check_type(g->recvtype, "recvtype");
-}
-
-/* Context, intergroup and rank / group size of the call (collective on first use). */
-static int resolve_groups(agx_args *a, int color, const char *fn)
-{
-    agx_ctx *ctx;
-    int rc;
-    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+    snprintf(what, sizeof what, "%s: recvtype", fn);
+    if ((rc = agx_type_check(g->recvtype, what)) != MPI_SUCCESS)
         return rc;
-    a->ctx = ctx;
-    a->comm = ctx->pcomm;
-    a->rank = ctx->rank;
-    a->p = ctx->p;
-    if (a->kind == AGX_KIND_INTER) {
-        agx_intergroup *ig;
-        if ((rc = agx_ig_get(ctx, ctx->kind == AGX_KIND_INTER ? -1 : color, &ig)) != MPI_SUCCESS)
-            return rc;
-        if (ig->rsize == 0)
-            return agx_error(MPI_ERR_ARG, "%s: every rank has the same colour; both groups must be "
-                             "non-empty", fn);
-        a->ig = ig;
-        a->rank = ig->lrank;
-        a->p = ig->rsize;
-    }
+    if (a->op == AGX_OP_ALLGATHER && g->recvcount < 0)
+        return agx_error(MPI_ERR_COUNT, "%s: negative recvcount %d", fn, g->recvcount);
+    if (a->op == AGX_OP_ALLGATHERV && (!g->recvcounts || !g->displs))
+        return agx_error(MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
     return MPI_SUCCESS;
 }
 
@@ -92,8 +83,10 @@ static int layout(agx_args *a, const char *fn)
     MPI_Aint lb;
     *b = (agx_blocks){.buf = g->recvbuf, .type = g->recvtype, .p = a->p, .ucount = g->recvcount,
                       .counts = g->recvcounts, .displs = g->displs};
+    MPI_Count tsize;
     MPI_Type_get_extent(g->recvtype, &lb, &b->extent);
-    MPI_Type_size(g->recvtype, &b->type_size);
+    MPI_Type_size_x(g->recvtype, &tsize);
+    b->type_size = tsize;
     long long elems = 0;
     for (int i = 0; i < a->p; i++) {
         if (g->recvcounts && g->recvcounts[i] < 0)
@@ -105,10 +98,10 @@ static int layout(agx_args *a, const char *fn)
     if (rc != MPI_SUCCESS)
         return rc;
     if (g->sendbuf != MPI_IN_PLACE && !a->inter) {
-        int ssize;
-        MPI_Type_size(g->sendtype, &ssize);
+        MPI_Count ssize;
+        MPI_Type_size_x(g->sendtype, &ssize);
         long long sbytes = (long long)ssize * g->sendcount;
-        long long rbytes = (long long)b->type_size * agx_blk_count(b, a->rank);
+        long long rbytes = b->type_size * agx_blk_count(b, a->rank);
         if (sbytes != rbytes)
             return agx_error(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes but its receive block "
                              "holds %lld", fn, a->rank, sbytes, rbytes);
@@ -116,7 +109,7 @@ static int layout(agx_args *a, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int run(agx_args *a)
+static int choose(agx_args *a)
 {
     int rc, index;
     if ((rc = agx_select(a, &index)) != MPI_SUCCESS)
@@ -124,25 +117,47 @@ static int run(agx_args *a)
     a->ctx->last[a->op] = index;
     a->ctx->last_kind[a->op] = a->kind;
     a->alg = agx_alg_at(a->op, a->kind, index);
-    return a->alg->fn(a);
+    return MPI_SUCCESS;
 }
 
-/* The whole call; returns the code to raise (once, by the entry point). */
+/* An intergroup call's side, once the groups are known: layout, choice and byte view
+ * (run inside the agreement, so any failure here is seen by every process). */
+static int inter_prepare(agx_args *a, const char *fn)
+{
+    agx_ig_io *io = a->u.ag.io;
+    int rc;
+    agx_ig_io_end(a, io, MPI_ERR_OTHER); /* an earlier pass's, before a rebuild: freed */
+    if ((rc = layout(a, fn)) != MPI_SUCCESS || (rc = choose(a)) != MPI_SUCCESS)
+        return rc;
+    return a->alg->raw ? MPI_SUCCESS : agx_ig_io_begin(a, io);
+}
+
+/* The whole call; returns the code to raise (once, by the entry point). Intra calls
+ * check locally, like the MPI library; intergroup calls agree first (agx_ig_call). */
 static int allgather_family(agx_args *a, int color, const char *fn)
 {
-    const agx_ag_args *g = &a->u.ag;
+    agx_ig_io io = {0};
+    agx_ctx *ctx;
     int rc;
-    if ((rc = check_common(a, fn)) != MPI_SUCCESS)
+    if ((rc = check_comm(a, fn)) != MPI_SUCCESS)
         return rc;
-    if (a->op == AGX_OP_ALLGATHER && g->recvcount < 0)
-        return agx_error(MPI_ERR_COUNT, "%s: negative recvcount %d", fn, g->recvcount);
-    if (a->op == AGX_OP_ALLGATHERV && (!g->recvcounts || !g->displs))
-        return agx_error(MPI_ERR_ARG, "%s: recvcounts or displs is NULL", fn);
-    if ((rc = resolve_groups(a, color, fn)) != MPI_SUCCESS)
+    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
         return rc;
-    if ((rc = layout(a, fn)) != MPI_SUCCESS)
-        return rc;
-    return run(a);
+    a->ctx = ctx;
+    a->comm = ctx->pcomm;
+    a->rank = ctx->rank;
+    a->p = ctx->p;
+    int local = check_args(a, color, fn);
+    if (a->kind == AGX_KIND_INTRA) {
+        if (local != MPI_SUCCESS || (rc = layout(a, fn)) != MPI_SUCCESS || (rc = choose(a)) != MPI_SUCCESS)
+            return local != MPI_SUCCESS ? local : rc;
+        return a->alg->fn(a);
+    }
+    a->u.ag.io = &io;
+    rc = agx_ig_call(a, ctx->kind == AGX_KIND_INTER ? -1 : color > 0, local, inter_prepare, fn);
+    if (rc == MPI_SUCCESS)
+        rc = a->alg->fn(a);
+    return agx_ig_io_end(a, &io, rc);
 }
 
 int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -165,19 +180,6 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return agx_raise(comm, allgather_family(&a, -1, "agx_allgatherv"));
 }
 
-static int check_split(MPI_Comm comm, int color, const char *fn)
-{
-    int inter = 0;
-    if (comm != MPI_COMM_NULL)
-        MPI_Comm_test_inter(comm, &inter);
-    if (inter)
-        return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator (use agx_allgather on an "
-                         "inter-communicator)", fn);
-    if (color < 0)
-        return agx_error(MPI_ERR_ARG, "%s: negative colour %d (0: group A, > 0: group B)", fn, color);
-    return MPI_SUCCESS;
-}
-
 int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              int color)
@@ -185,10 +187,7 @@ int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm, .inter = 1,
                   .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
                            .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}};
-    int rc = check_split(comm, color, "agx_intergroup_allgather");
-    if (rc == MPI_SUCCESS)
-        rc = allgather_family(&a, color, "agx_intergroup_allgather");
-    return agx_raise(comm, rc);
+    return agx_raise(comm, allgather_family(&a, color, "agx_intergroup_allgather"));
 }
 
 int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -199,8 +198,5 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                   .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
                            .recvbuf = recvbuf, .recvcounts = recvcounts, .displs = displs,
                            .recvtype = recvtype}};
-    int rc = check_split(comm, color, "agx_intergroup_allgatherv");
-    if (rc == MPI_SUCCESS)
-        rc = allgather_family(&a, color, "agx_intergroup_allgatherv");
-    return agx_raise(comm, rc);
+    return agx_raise(comm, allgather_family(&a, color, "agx_intergroup_allgatherv"));
 }

@@ -99,14 +99,18 @@ static int keyvals_create(void)
     return rc;
 }
 
+/* The AGX_FALLBACK policy; -1 for a value that is none of the three (reported by the
+ * first collective call, as an unknown algorithm name is). */
 static int fallback_from_env(void)
 {
     const char *s = getenv("AGX_FALLBACK");
-    if (s && !strcasecmp(s, "error"))
+    if (!s || !*s || !strcasecmp(s, "warn"))
+        return AGX_FALLBACK_WARN;
+    if (!strcasecmp(s, "error"))
         return AGX_FALLBACK_ERROR;
-    if (s && !strcasecmp(s, "silent"))
+    if (!strcasecmp(s, "silent"))
         return AGX_FALLBACK_SILENT;
-    return AGX_FALLBACK_WARN;
+    return -1;
 }
 
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out)

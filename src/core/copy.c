@@ -1,6 +1,7 @@
 /* Local copies between typed buffers (MPIR_Localcopy's role). */
 #include "agx_internal.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@ static int self_comm_free(MPI_Comm c, int k, void *v, void *e)
 }
 
 /* A private MPI_COMM_SELF duplicate, so local copies never match user messages. */
-static int get_self_comm(MPI_Comm *out)
+int agx_self_comm(MPI_Comm *out)
 {
     int rc = MPI_SUCCESS;
     pthread_mutex_lock(&self_lock);
@@ -42,12 +43,13 @@ static int get_self_comm(MPI_Comm *out)
     return rc;
 }
 
-int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
+int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *dst, MPI_Aint dcount,
                   MPI_Datatype dtype)
 {
-    int ssize, dsize;
-    MPI_Type_size(stype, &ssize);
-    MPI_Type_size(dtype, &dsize);
+    MPI_Count ssize, dsize;
+    MPI_Aint lb, sext, dext;
+    MPI_Type_size_x(stype, &ssize);
+    MPI_Type_size_x(dtype, &dsize);
     if ((long long)ssize * scount == 0)
         return MPI_SUCCESS;
     if (agx_type_is_named(stype) && agx_type_is_named(dtype)) {
@@ -55,11 +57,24 @@ int agx_localcopy(const void *src, int scount, MPI_Datatype stype, void *dst, in
         return MPI_SUCCESS;
     }
     MPI_Comm self;
-    int rc = get_self_comm(&self);
+    int rc = agx_self_comm(&self);
     if (rc != MPI_SUCCESS)
         return rc;
-    return MPI_Sendrecv(src, scount, stype, 0, AGX_TAG, dst, dcount, dtype, 0, AGX_TAG, self,
-                        MPI_STATUS_IGNORE);
+    if (scount <= AGX_MAX_PIECE && dcount <= AGX_MAX_PIECE)
+        return MPI_Sendrecv(src, (int)scount, stype, 0, AGX_TAG, dst, (int)dcount, dtype, 0, AGX_TAG, self,
+                            MPI_STATUS_IGNORE);
+    /* beyond an int: pieces of equal signature (equal element sizes: the caller's case) */
+    if (ssize != dsize)
+        return agx_error(MPI_ERR_COUNT, "local copy of more than %d elements between types of "
+                         "different sizes", AGX_MAX_PIECE);
+    MPI_Type_get_extent(stype, &lb, &sext);
+    MPI_Type_get_extent(dtype, &lb, &dext);
+    for (MPI_Aint o = 0; o < scount && rc == MPI_SUCCESS; o += AGX_MAX_PIECE) {
+        int n = (int)(scount - o < AGX_MAX_PIECE ? scount - o : AGX_MAX_PIECE);
+        rc = MPI_Sendrecv((const char *)src + o * sext, n, stype, 0, AGX_TAG, (char *)dst + o * dext, n, dtype,
+                          0, AGX_TAG, self, MPI_STATUS_IGNORE);
+    }
+    return rc;
 }
 
 int agx_copy_own_block(const agx_args *a)
@@ -71,4 +86,42 @@ int agx_copy_own_block(const agx_args *a)
     return agx_localcopy(g->sendbuf, g->sendcount, g->sendtype,
                          b->buf + agx_blk_displ(b, a->rank) * b->extent,
                          agx_blk_count(b, a->rank), b->type);
+}
+
+int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpack)
+{
+    MPI_Count size;
+    MPI_Aint lb, ext;
+    MPI_Comm self;
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_extent(t, &lb, &ext);
+    if (size * count == 0)
+        return MPI_SUCCESS;
+    if (size > INT_MAX)
+        return agx_error(MPI_ERR_COUNT, "a datatype of more than INT_MAX bytes cannot be packed");
+    int rc = agx_self_comm(&self);
+    MPI_Aint per = INT_MAX / size < AGX_MAX_PIECE ? INT_MAX / size : AGX_MAX_PIECE;
+    for (MPI_Aint o = 0; o < count && rc == MPI_SUCCESS; o += per) {
+        int n = (int)(count - o < per ? count - o : per), pos = 0;
+        char *tp = (char *)typed + o * ext, *bp = bytes + o * size;
+        rc = unpack ? MPI_Unpack(bp, (int)(n * size), &pos, tp, n, t, self)
+                    : MPI_Pack(tp, n, t, bp, (int)(n * size), &pos, self);
+    }
+    return rc;
+}
+
+int agx_type_check(MPI_Datatype t, const char *what)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return agx_error(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", what);
+    if (agx_type_is_named(t))
+        return MPI_SUCCESS;
+    /* packing nothing still checks the type: an uncommitted one fails here, on every rank
+     * that passes it, before any message */
+    MPI_Comm self;
+    char dummy[1];
+    int pos = 0, rc = agx_self_comm(&self);
+    if (rc == MPI_SUCCESS && MPI_Pack(dummy, 0, t, dummy, 1, &pos, self) != MPI_SUCCESS)
+        return agx_error(MPI_ERR_TYPE, "%s is not a committed datatype (MPI_Type_commit)", what);
+    return rc;
 }

@@ -6,8 +6,10 @@
  * counters see all of agx's traffic.
  *
  * A block set becomes (address, count, type): the layout's type itself when the blocks
- * are adjacent in memory (always so for a non-wrapping range of allgather), otherwise an
- * hindexed type over the blocks, created for the message and freed after it.
+ * are adjacent in memory (always so for a non-wrapping range of allgather) and number at
+ * most AGX_MAX_PIECE elements, otherwise an hindexed type over the blocks (cut into
+ * pieces of at most AGX_MAX_PIECE elements), created for the message and freed after it.
+ * So message sizes are 64-bit end to end: MPI sees int counts only.
  */
 #include "agx_internal.h"
 
@@ -23,23 +25,23 @@ typedef struct {
 } agx_msg;
 
 /* Segments of ranges r[0..nr) of layout b, in element units, adjacent ones merged. */
-static int msg_segments(const agx_blocks *b, const agx_range *r, int nr, MPI_Aint *disp, int *lens,
+static int msg_segments(const agx_blocks *b, const agx_range *r, int nr, MPI_Aint *disp, MPI_Aint *lens,
                         long long *elems)
 {
-    int nseg = 0;
+    int nseg = 0, listed = agx_blk_listed(b);
     for (int i = 0; i < nr; i++) {
-        int step = b->counts ? 1 : r[i].len;
+        int step = listed ? 1 : r[i].len;
         for (int j = r[i].first; j < r[i].first + r[i].len; j += step) {
             MPI_Aint d = agx_blk_displ(b, j);
-            long long c = b->counts ? b->counts[j] : (long long)b->ucount * r[i].len;
+            MPI_Aint c = listed ? agx_blk_count(b, j) : (MPI_Aint)b->ucount * r[i].len;
             if (c == 0)
                 continue;
             *elems += c;
             if (nseg > 0 && disp[nseg - 1] + lens[nseg - 1] == d)
-                lens[nseg - 1] += (int)c;
+                lens[nseg - 1] += c;
             else {
                 disp[nseg] = d;
-                lens[nseg] = (int)c;
+                lens[nseg] = c;
                 nseg++;
             }
         }
@@ -47,40 +49,60 @@ static int msg_segments(const agx_blocks *b, const agx_range *r, int nr, MPI_Ain
     return nseg;
 }
 
+/* An hindexed type over the segments, each cut into pieces of at most AGX_MAX_PIECE
+ * elements, so no block length exceeds an int whatever the message size. */
+static int msg_type(const agx_blocks *b, const MPI_Aint *disp, const MPI_Aint *lens, int nseg, MPI_Datatype *t)
+{
+    int npc = 0, rc;
+    for (int i = 0; i < nseg; i++)
+        npc += (int)((lens[i] + AGX_MAX_PIECE - 1) / AGX_MAX_PIECE);
+    int *bl = malloc(sizeof(int) * (size_t)npc);
+    MPI_Aint *bd = malloc(sizeof(MPI_Aint) * (size_t)npc);
+    if (!bl || !bd) {
+        free(bl);
+        free(bd);
+        return MPI_ERR_NO_MEM;
+    }
+    npc = 0;
+    for (int i = 0; i < nseg; i++)
+        for (MPI_Aint o = 0; o < lens[i]; o += AGX_MAX_PIECE, npc++) {
+            bl[npc] = (int)(lens[i] - o < AGX_MAX_PIECE ? lens[i] - o : AGX_MAX_PIECE);
+            bd[npc] = (disp[i] + o) * b->extent;
+        }
+    rc = MPI_Type_create_hindexed(npc, bl, bd, b->type, t);
+    if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(t)) != MPI_SUCCESS)
+        MPI_Type_free(t);
+    free(bl);
+    free(bd);
+    return rc;
+}
+
 static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m)
 {
-    int cap = 0, rc = MPI_SUCCESS;
+    int cap = 0, rc = MPI_SUCCESS, listed = agx_blk_listed(b);
     long long elems = 0;
     m->owned = 0;
     m->type = b->type;
     m->addr = b->buf;
     for (int i = 0; i < nr; i++)
-        cap += b->counts ? r[i].len : 1;
-    int *lens = malloc(sizeof(int) * (size_t)(cap > 0 ? cap : 1));
-    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)(cap > 0 ? cap : 1));
-    if (!lens || !disp) {
-        rc = MPI_ERR_NO_MEM;
-        goto fn_exit;
-    }
+        cap += listed ? r[i].len : 1;
+    MPI_Aint *mem = malloc(sizeof(MPI_Aint) * 2 * (size_t)(cap > 0 ? cap : 1));
+    if (!mem)
+        return MPI_ERR_NO_MEM;
+    MPI_Aint *disp = mem, *lens = mem + (cap > 0 ? cap : 1);
     int nseg = msg_segments(b, r, nr, disp, lens, &elems);
     m->bytes = elems * b->type_size;
     if (nseg == 0) {
         m->count = 0;
-    } else if (nseg == 1) {
+    } else if (nseg == 1 && lens[0] <= AGX_MAX_PIECE) {
         m->addr = b->buf + disp[0] * b->extent;
-        m->count = lens[0];
+        m->count = (int)lens[0];
     } else {
-        for (int i = 0; i < nseg; i++)
-            disp[i] *= b->extent;
-        rc = MPI_Type_create_hindexed(nseg, lens, disp, b->type, &m->type);
-        if (rc == MPI_SUCCESS && (rc = MPI_Type_commit(&m->type)) != MPI_SUCCESS)
-            MPI_Type_free(&m->type);
+        rc = msg_type(b, disp, lens, nseg, &m->type);
         m->owned = rc == MPI_SUCCESS;
         m->count = 1;
     }
-fn_exit:
-    free(lens);
-    free(disp);
+    free(mem);
     return rc;
 }
 
@@ -147,7 +169,9 @@ static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
             if (op->kind == AGX_SOP_COPY)
                 rc = agx_localcopy(src, agx_blk_count(f, b), f->type, dst, agx_blk_count(d, b), d->type);
             else
-                rc = MPI_Reduce_local(src, dst, agx_blk_count(d, b), d->type, x->op);
+                for (MPI_Aint o = 0, n = agx_blk_count(d, b); o < n && rc == MPI_SUCCESS; o += AGX_MAX_PIECE)
+                    rc = MPI_Reduce_local(src + o * f->extent, dst + o * d->extent,
+                                          (int)(n - o < AGX_MAX_PIECE ? n - o : AGX_MAX_PIECE), d->type, x->op);
         }
     return rc;
 }
@@ -202,10 +226,10 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
     return rc;
 }
 
-void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const int *counts, const int *displs)
+void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, const MPI_Aint *displs)
 {
     *b = (agx_blocks){.buf = buf, .type = MPI_BYTE, .extent = 1, .type_size = 1, .p = n,
-                      .counts = counts, .displs = displs};
+                      .lcounts = counts, .ldispls = displs};
 }
 
 void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x)

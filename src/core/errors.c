@@ -4,9 +4,12 @@
  * through the communicator's error handler (agx_raise), so a user's handler runs exactly
  * once per failing call.
  *
- * A code is an agx error code per MPI error class (MPI_Add_error_code) whose string is
- * set to the message of the error being made: MPI_Error_class(code) gives the MPI class
- * back and MPI_Error_string(code) the message.
+ * A code is an agx error code of an MPI error class (MPI_Add_error_code) whose string is
+ * the message of the error made: MPI_Error_class(code) gives the class back and
+ * MPI_Error_string(code) the message. Each class has a ring of AGX_CODES_PER_CLASS codes,
+ * used in turn, so the codes of the last AGX_CODES_PER_CLASS errors of a class are
+ * distinct and each keeps its own message (an older code is reused, with its new
+ * message, only after that many later errors of its class).
  */
 #include "agx_internal.h"
 
@@ -16,24 +19,26 @@
 #include <string.h>
 
 #define AGX_MAX_CLASS 128
+#define AGX_CODES_PER_CLASS 16
 
-static int codes[AGX_MAX_CLASS];
+static struct {
+    int code[AGX_CODES_PER_CLASS];
+    char msg[AGX_CODES_PER_CLASS][MPI_MAX_ERROR_STRING];
+    int next;
+} ring[AGX_MAX_CLASS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The last error this thread made, for agx_error_string: MPICH 4.0.2 returns a wrong
- * string for codes added to a predefined class, so MPI_Error_string alone is not enough. */
-static _Thread_local struct {
-    int code;
-    char msg[MPI_MAX_ERROR_STRING];
-} last;
-
-static int code_for_class(int cls)
+/* The next code of class cls (created on first use); cls itself if none can be added. */
+static int next_slot(int cls, int *slot)
 {
-    if (cls <= 0 || cls >= AGX_MAX_CLASS)
-        return cls;
-    if (!codes[cls] && MPI_Add_error_code(cls, &codes[cls]) != MPI_SUCCESS)
-        codes[cls] = 0;
-    return codes[cls] ? codes[cls] : cls;
+    int s = ring[cls].next;
+    if (!ring[cls].code[s] && MPI_Add_error_code(cls, &ring[cls].code[s]) != MPI_SUCCESS)
+        ring[cls].code[s] = 0;
+    if (!ring[cls].code[s])
+        return -1;
+    ring[cls].next = (s + 1) % AGX_CODES_PER_CLASS;
+    *slot = s;
+    return 0;
 }
 
 int agx_error(int cls, const char *fmt, ...)
@@ -44,31 +49,61 @@ int agx_error(int cls, const char *fmt, ...)
     int n = snprintf(msg, sizeof msg, "agx: ");
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
-
+    if (cls <= 0 || cls >= AGX_MAX_CLASS)
+        return cls;
+    int code = cls, s;
     pthread_mutex_lock(&lock);
-    int code = code_for_class(cls);
-    if (code != cls)
+    if (next_slot(cls, &s) == 0) {
+        code = ring[cls].code[s];
+        memcpy(ring[cls].msg[s], msg, sizeof msg);
         MPI_Add_error_string(code, msg);
+    }
     pthread_mutex_unlock(&lock);
-    last.code = code;
-    memcpy(last.msg, msg, sizeof msg);
     return code;
 }
 
+/* MPICH 4.0.2 returns a wrong string for codes added to a predefined class, so the
+ * message is looked up here first. */
 int agx_error_string(int code, char *string, int *resultlen)
 {
-    if (code != MPI_SUCCESS && code == last.code) {
-        int n = (int)strlen(last.msg);
-        memcpy(string, last.msg, (size_t)n + 1);
-        *resultlen = n;
-        return MPI_SUCCESS;
+    int cls = MPI_SUCCESS;
+    if (code != MPI_SUCCESS && MPI_Error_class(code, &cls) == MPI_SUCCESS && cls > 0 && cls < AGX_MAX_CLASS) {
+        int found = 0;
+        pthread_mutex_lock(&lock);
+        for (int s = 0; s < AGX_CODES_PER_CLASS && !found; s++)
+            if (ring[cls].code[s] == code) {
+                found = 1;
+                memcpy(string, ring[cls].msg[s], MPI_MAX_ERROR_STRING);
+            }
+        pthread_mutex_unlock(&lock);
+        if (found) {
+            *resultlen = (int)strlen(string);
+            return MPI_SUCCESS;
+        }
     }
     return MPI_Error_string(code, string, resultlen);
 }
 
+/* Under MPI_ERRORS_ARE_FATAL the message is written here first: an MPI's own abort path
+ * may lose it (Open MPI's help aggregation drops messages when several ranks abort at
+ * once) or print a wrong string (MPICH 4.0.2, see above). */
 int agx_raise(MPI_Comm comm, int code)
 {
-    if (code != MPI_SUCCESS)
-        MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+    if (code == MPI_SUCCESS)
+        return code;
+    MPI_Comm c = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
+    MPI_Errhandler eh;
+    if (MPI_Comm_get_errhandler(c, &eh) == MPI_SUCCESS) {
+        if (eh == MPI_ERRORS_ARE_FATAL) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len, rank = -1;
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            agx_error_string(code, msg, &len);
+            fprintf(stderr, "[rank %d] %s (MPI_ERRORS_ARE_FATAL: aborting)\n", rank, msg);
+            fflush(stderr);
+        }
+        MPI_Errhandler_free(&eh);
+    }
+    MPI_Comm_call_errhandler(c, code);
     return code;
 }

@@ -9,16 +9,29 @@
  * remote_x, so one implementation serves both, and SMPI (no inter-communicators) runs
  * the colour split.
  *
- * Also here: packing a contribution to bytes, the remote receive space, unpacking, and
- * the exchange of KangTraff19 shared by Algorithms 1 and 2 (a schedule run by the engine).
+ * Every intergroup call starts with one agreement (agx_ig_call): each process of both
+ * groups contributes a record (its colour, its send bytes, its local error class, a hash
+ * of the block sizes it expects from the other group) and every process receives every
+ * record (one allgather of 32 bytes per process over the cross communicator). From the
+ * same records every process decides the same thing:
+ *  - a colour changed on any rank: the split is rebuilt by all ranks together, and the
+ *    agreement repeated once over the new groups;
+ *  - any process failed a local check (argument, datatype, allocation, packing): every
+ *    process returns an error before any data moves;
+ *  - a process expects other block sizes than the other group sends: every process
+ *    returns MPI_ERR_TRUNCATE;
+ *  - otherwise the algorithms read every process's send size from the records (the sizes
+ *    allgatherv needs, so this exchange replaces the size collectives of KangTraff19's
+ *    Algorithm 2 and of root gathering).
+ * The byte view, the exchange and the local collectives are in ig_io.c.
  */
 #include "agx_internal.h"
 
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define AGX_TAG_INTER (AGX_TAG + 1)
+enum { REC_COLOR, REC_K, REC_ERR, REC_HASH, REC_N };
 
 void agx_ig_free(agx_intergroup *ig)
 {
@@ -30,15 +43,21 @@ void agx_ig_free(agx_intergroup *ig)
         MPI_Comm_free(&ig->xcomm);
     if (ig->owns_inter && ig->inter != MPI_COMM_NULL)
         MPI_Comm_free(&ig->inter);
+    for (int i = 0; i < AGX_IG_NSCHED; i++)
+        agx_sched_free(&ig->lsched[i]);
     free(ig->remote_x);
+    free(ig->local_x);
+    free(ig->colors);
     free(ig->node_of);
+    free(ig->lnode_of);
+    free(ig->rec);
     free(ig);
 }
 
 static int build_from_inter(agx_ctx *ctx, agx_intergroup *ig)
 {
     MPI_Group lg = MPI_GROUP_NULL, rg = MPI_GROUP_NULL, mg = MPI_GROUP_NULL;
-    int *seq = NULL, *lx = NULL, rc;
+    int *seq = NULL, rc;
     MPI_Comm_size(ctx->pcomm, &ig->lsize);
     MPI_Comm_remote_size(ctx->pcomm, &ig->rsize);
     MPI_Comm_rank(ctx->pcomm, &ig->lrank);
@@ -50,9 +69,9 @@ static int build_from_inter(agx_ctx *ctx, agx_intergroup *ig)
     ig->owns_xcomm = 1;
     int n = ig->lsize > ig->rsize ? ig->lsize : ig->rsize;
     seq = malloc(sizeof(int) * (size_t)n);
-    lx = malloc(sizeof(int) * (size_t)ig->lsize);
+    ig->local_x = malloc(sizeof(int) * (size_t)ig->lsize);
     ig->remote_x = malloc(sizeof(int) * (size_t)ig->rsize);
-    if (!seq || !lx || !ig->remote_x) {
+    if (!seq || !ig->local_x || !ig->remote_x) {
         rc = MPI_ERR_NO_MEM;
         goto fn_exit;
     }
@@ -61,75 +80,71 @@ static int build_from_inter(agx_ctx *ctx, agx_intergroup *ig)
     MPI_Comm_group(ctx->pcomm, &lg);
     MPI_Comm_remote_group(ctx->pcomm, &rg);
     MPI_Comm_group(ig->xcomm, &mg);
-    MPI_Group_translate_ranks(lg, ig->lsize, seq, mg, lx);
+    MPI_Group_translate_ranks(lg, ig->lsize, seq, mg, ig->local_x);
     MPI_Group_translate_ranks(rg, ig->rsize, seq, mg, ig->remote_x);
-    /* lx[0] (my group's first member in the merge) differs between the two groups */
-    rc = MPI_Comm_split(ig->xcomm, lx[0], ig->lrank, &ig->local);
+    /* local_x[0] (my group's first member in the merge) differs between the two groups */
+    rc = MPI_Comm_split(ig->xcomm, ig->local_x[0], ig->lrank, &ig->local);
 fn_exit:
     if (lg != MPI_GROUP_NULL) MPI_Group_free(&lg);
     if (rg != MPI_GROUP_NULL) MPI_Group_free(&rg);
     if (mg != MPI_GROUP_NULL) MPI_Group_free(&mg);
     free(seq);
-    free(lx);
     return rc;
 }
 
-static int build_from_split(agx_ctx *ctx, int color, agx_intergroup *ig)
+/* The split of ctx by the agreed colours (0 / 1 per rank, the same array everywhere). */
+static int build_from_split(agx_ctx *ctx, const int *colors, agx_intergroup *ig)
 {
-    int rc, *colors = malloc(sizeof(int) * (size_t)ctx->p);
-    if (!colors)
-        return MPI_ERR_NO_MEM;
-    ig->color = color;
+    ig->color = colors[ctx->rank];
     ig->xcomm = ctx->pcomm;
     ig->inter = MPI_COMM_NULL;
-    rc = PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, ctx->pcomm);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Comm_split(ctx->pcomm, color, ctx->rank, &ig->local);
-    if (rc == MPI_SUCCESS) {
-        ig->remote_x = malloc(sizeof(int) * (size_t)ctx->p);
-        if (!ig->remote_x)
-            rc = MPI_ERR_NO_MEM;
+    ig->colors = malloc(sizeof(int) * (size_t)ctx->p);
+    ig->local_x = malloc(sizeof(int) * (size_t)ctx->p);
+    ig->remote_x = malloc(sizeof(int) * (size_t)ctx->p);
+    if (!ig->colors || !ig->local_x || !ig->remote_x)
+        return MPI_ERR_NO_MEM;
+    memcpy(ig->colors, colors, sizeof(int) * (size_t)ctx->p);
+    for (int r = 0; r < ctx->p; r++) {
+        if (colors[r] == ig->color) {
+            if (r == ctx->rank)
+                ig->lrank = ig->lsize;
+            ig->local_x[ig->lsize++] = r;
+        } else
+            ig->remote_x[ig->rsize++] = r;
     }
-    if (rc == MPI_SUCCESS) {
-        for (int r = 0; r < ctx->p; r++)
-            if (colors[r] != color)
-                ig->remote_x[ig->rsize++] = r;
-        MPI_Comm_rank(ig->local, &ig->lrank);
-        MPI_Comm_size(ig->local, &ig->lsize);
-    }
-    free(colors);
-    return rc;
+    return MPI_Comm_split(ctx->pcomm, ig->color, ctx->rank, &ig->local);
 }
 
-int agx_ig_get(agx_ctx *ctx, int color, agx_intergroup **out)
+/* Build the groups (collective over ctx's communicator): colors NULL for an
+ * inter-communicator. */
+static int ig_build(agx_ctx *ctx, const int *colors, agx_intergroup **out)
 {
     int rc;
-    if (color >= 0)
-        color = color ? 1 : 0;
-    if (ctx->ig && ctx->ig->color == color) {
-        *out = ctx->ig;
-        return MPI_SUCCESS;
-    }
-    /* first call, or the split changed (it must change on every rank at the same call) */
-    agx_ig_free(ctx->ig);
-    ctx->ig = NULL;
     agx_intergroup *ig = calloc(1, sizeof *ig);
     if (!ig)
-        return MPI_ERR_NO_MEM;
+        return agx_error(MPI_ERR_NO_MEM, "out of memory for the intergroup state");
     ig->local = ig->xcomm = ig->inter = MPI_COMM_NULL;
-    rc = color < 0 ? build_from_inter(ctx, ig) : build_from_split(ctx, color, ig);
+    rc = colors ? build_from_split(ctx, colors, ig) : build_from_inter(ctx, ig);
     if (rc == MPI_SUCCESS) {
         MPI_Comm_set_errhandler(ig->local, MPI_ERRORS_RETURN);
         MPI_Comm_set_errhandler(ig->xcomm, MPI_ERRORS_RETURN);
         MPI_Comm_rank(ig->xcomm, &ig->xrank);
-        if (agx_stats_enabled())
-            rc = agx_node_map(ig->xcomm, &ig->node_of);
+        MPI_Comm_size(ig->xcomm, &ig->xsize);
+        ig->rec = malloc(sizeof(long long) * REC_N * (size_t)ig->xsize);
+        rc = ig->rec ? agx_ig_local_scheds(ig) : MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS && agx_stats_enabled())
+        rc = agx_node_map(ig->xcomm, &ig->node_of);
+    if (rc == MPI_SUCCESS && ig->node_of) {
+        ig->lnode_of = malloc(sizeof(int) * (size_t)ig->lsize);
+        for (int i = 0; ig->lnode_of && i < ig->lsize; i++)
+            ig->lnode_of[i] = ig->node_of[ig->local_x[i]];
+        rc = ig->lnode_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     }
     if (rc != MPI_SUCCESS) {
         agx_ig_free(ig);
         return rc;
     }
-    ctx->ig = ig;
     *out = ig;
     return MPI_SUCCESS;
 }
@@ -138,7 +153,7 @@ int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out)
 {
     int rc = MPI_SUCCESS;
     if (ig->inter == MPI_COMM_NULL) {
-        rc = MPI_Intercomm_create(ig->local, 0, ig->xcomm, ig->remote_x[0], AGX_TAG_INTER, &ig->inter);
+        rc = MPI_Intercomm_create(ig->local, 0, ig->xcomm, ig->remote_x[0], AGX_TAG + 1, &ig->inter);
         if (rc == MPI_SUCCESS)
             ig->owns_inter = 1;
     }
@@ -146,186 +161,170 @@ int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out)
     return rc;
 }
 
-static int send_bytes(const agx_args *a, agx_ig_io *io)
+/* FNV-1a over a sequence of byte sizes. */
+static unsigned long long hash_step(unsigned long long h, long long v)
 {
-    int size;
-    MPI_Type_size(a->u.ag.sendtype, &size);
-    io->k = (long long)size * a->u.ag.sendcount;
-    if (agx_type_is_named(a->u.ag.sendtype) || io->k == 0) {
-        io->bytes = a->u.ag.sendbuf;
-        return MPI_SUCCESS;
+    for (int i = 0; i < 8; i++) {
+        h ^= (unsigned long long)(v >> (8 * i)) & 0xff;
+        h *= 0x100000001b3ULL;
     }
-    if (io->k > INT_MAX)
-        return MPI_ERR_COUNT;
-    io->stmp = malloc((size_t)io->k);
-    if (!io->stmp)
-        return MPI_ERR_NO_MEM;
-    int pos = 0;
-    io->bytes = io->stmp;
-    return MPI_Pack(a->u.ag.sendbuf, a->u.ag.sendcount, a->u.ag.sendtype, io->stmp, (int)io->k, &pos, MPI_COMM_SELF);
+    return h;
+}
+#define HASH0 0xcbf29ce484222325ULL
+
+static long long group_hash(const long long *rec, const int *members, int n)
+{
+    unsigned long long h = HASH0;
+    for (int i = 0; i < n; i++)
+        h = hash_step(h, rec[REC_N * members[i] + REC_K]);
+    return (long long)h;
 }
 
-static int recv_space(const agx_args *a, agx_ig_io *io)
+/* My record: colour, send bytes, error class, hash of the remote block sizes I expect. */
+static void my_record(const agx_args *a, int color, int rc, long long *mine)
 {
-    const agx_blocks *b = &a->u.ag.blk;
-    long long *pre = io->rpre, elems = 0;
-    int packed = agx_type_is_named(b->type);
-    for (int h = 0; h < a->p; h++) {
-        pre[h] = elems * b->type_size;
-        packed = packed && agx_blk_displ(b, h) == elems;
-        elems += agx_blk_count(b, h);
+    const agx_ag_args *g = &a->u.ag;
+    int cls = 0;
+    mine[REC_COLOR] = color;
+    mine[REC_K] = mine[REC_HASH] = 0;
+    if (rc != MPI_SUCCESS) {
+        MPI_Error_class(rc, &cls);
+        mine[REC_ERR] = cls > 0 ? cls : MPI_ERR_OTHER;
+        return;
     }
-    pre[a->p] = elems * b->type_size;
-    io->direct = packed;
-    if (packed) {
-        io->full = b->buf;
-        return MPI_SUCCESS;
-    }
-    io->full = malloc(pre[a->p] > 0 ? (size_t)pre[a->p] : 1);
-    return io->full ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    mine[REC_ERR] = 0;
+    MPI_Count ssize;
+    MPI_Type_size_x(g->sendtype, &ssize);
+    mine[REC_K] = (long long)ssize * g->sendcount;
+    unsigned long long h = HASH0;
+    for (int i = 0; i < a->p; i++)
+        h = hash_step(h, agx_blk_count(&g->blk, i) * g->blk.type_size);
+    mine[REC_HASH] = (long long)h;
 }
 
-int agx_ig_io_begin(const agx_args *a, agx_ig_io *io)
+/* "rank r of my group" / "of the other group" for xcomm rank x (a static buffer: the
+ * caller copies it into its message at once). */
+static const char *who(const agx_intergroup *ig, int x)
 {
-    int rc;
-    memset(io, 0, sizeof *io);
-    io->direct = 1;
-    io->rpre = malloc(sizeof(long long) * (size_t)(a->p + 1));
-    if (!io->rpre)
-        return MPI_ERR_NO_MEM;
-    if ((rc = send_bytes(a, io)) != MPI_SUCCESS)
-        return rc;
-    return recv_space(a, io);
+    static _Thread_local char s[64];
+    for (int side = 0; side < 2; side++) {
+        const int *m = side ? ig->remote_x : ig->local_x;
+        for (int i = 0; i < (side ? ig->rsize : ig->lsize); i++)
+            if (m[i] == x) {
+                snprintf(s, sizeof s, "rank %d of the %s group", i, side ? "other" : "caller's");
+                return s;
+            }
+    }
+    snprintf(s, sizeof s, "process %d", x);
+    return s;
 }
 
-int agx_ig_io_end(const agx_args *a, agx_ig_io *io, int rc)
+/* The agreed outcome, from the records alone (so the same on every process). */
+static int judge(const agx_intergroup *ig, const long long *rec, int my_rc, const char *fn)
 {
-    const agx_blocks *b = &a->u.ag.blk;
-    for (int h = 0; h < a->p && rc == MPI_SUCCESS && !io->direct; h++) {
-        int n = agx_blk_count(b, h), pos = 0;
-        if (n == 0)
-            continue;
-        rc = MPI_Unpack(io->full + io->rpre[h], (int)(io->rpre[h + 1] - io->rpre[h]), &pos,
-                        b->buf + agx_blk_displ(b, h) * b->extent, n, b->type, MPI_COMM_SELF);
-    }
-    if (!io->direct)
-        free(io->full);
-    free(io->stmp);
-    free(io->rpre);
-    return rc;
-}
-
-/* The exchange as a schedule over two byte layouts: buffer 0 holds my send pieces (in
- * `bytes`), buffer 1 my receive pieces (in my segment of `full`). Sends go out in round 0
- * asynchronously, in ascending receiver order; receives are taken one per round in
- * Section 4.1's order, so a receiver's link carries one sender at a time: no incast, and
- * rendezvous-size messages start flowing only when their turn comes. The pending sends
- * progress while a receive waits, so this cannot deadlock. */
-static int exchange_sched(const agx_intergroup *ig, const agx_piece *sp, int ns, const agx_piece *rp,
-                          int nr, agx_sched *s)
-{
-    for (int i = 0; i < ns; i++) {
-        agx_blockset set;
-        agx_set_clear(&set);
-        agx_set_add(&set, i, 1);
-        if (agx_sched_add_ex(s, 0, AGX_SOP_SEND, ig->remote_x[sp[i].peer], 0, AGX_SOP_ASYNC, 0, &set))
-            return -1;
-    }
-    for (int i = 0; i < nr; i++) {
-        agx_blockset set;
-        agx_set_clear(&set);
-        agx_set_add(&set, i, 1);
-        if (agx_sched_add_ex(s, i, AGX_SOP_RECV, ig->remote_x[rp[i].peer], 0, 0, 1, &set))
-            return -1;
-    }
-    return agx_sched_finish(s);
-}
-
-/* Byte layouts of pieces: counts and displacements (int: the caller checked the sizes). */
-static void piece_layout(agx_blocks *b, char *base, const agx_piece *pc, int n, int *cnt, int *dsp)
-{
-    for (int i = 0; i < n; i++) {
-        cnt[i] = (int)pc[i].len;
-        dsp[i] = (int)pc[i].off;
-    }
-    agx_blocks_bytes(b, base, n, cnt, dsp);
-}
-
-static int run_exchange(const agx_args *a, const char *bytes, const agx_piece *sp, int ns, const agx_piece *rp,
-                        int nr, char *seg)
-{
-    const agx_intergroup *ig = a->ig;
-    int *lay = malloc(sizeof(int) * 2 * (size_t)(ns + nr + 1)), rc;
-    agx_blocks bufs[2];
-    agx_sched s;
-    agx_sched_init(&s);
-    if (!lay || exchange_sched(ig, sp, ns, rp, nr, &s)) {
-        free(lay);
-        agx_sched_free(&s);
-        return agx_error(MPI_ERR_NO_MEM, "intergroup exchange: out of memory");
-    }
-    piece_layout(&bufs[0], (char *)bytes, sp, ns, lay, lay + ns);
-    piece_layout(&bufs[1], seg, rp, nr, lay + 2 * ns, lay + 2 * ns + nr);
-    agx_exec x = {.comm = ig->xcomm, .tag = AGX_TAG_INTER, .bufs = bufs, .nbufs = 2,
-                  .node_of = ig->node_of, .me = ig->xrank, .intergroup = 1};
-    rc = agx_sched_run(&x, &s);
-    agx_sched_free(&s);
-    free(lay);
-    return rc;
-}
-
-int agx_ig_exchange(const agx_args *a, const char *bytes, long long R, long long k,
-                    const long long *sbnd, const long long *rbnd, const long long *rpre, char *full)
-{
-    const agx_intergroup *ig = a->ig;
-    int rc = MPI_SUCCESS;
-    int maxp = (ig->rsize > ig->lsize ? ig->rsize : ig->lsize) + 2;
-    agx_piece *sp = malloc(sizeof(agx_piece) * (size_t)ig->rsize);
-    agx_piece *rp = malloc(sizeof(agx_piece) * (size_t)maxp);
-    int *counts = malloc(sizeof(int) * (size_t)ig->lsize), *displs = malloc(sizeof(int) * (size_t)ig->lsize);
-    if (!sp || !rp || !counts || !displs) {
-        rc = agx_error(MPI_ERR_NO_MEM, "intergroup exchange: out of memory");
-        goto fn_exit;
-    }
-    if (rbnd[ig->lsize] > INT_MAX || k > INT_MAX) {
-        rc = agx_error(MPI_ERR_COUNT, "intergroup exchange: more than INT_MAX bytes");
-        goto fn_exit;
-    }
-    int ns = agx_plan_sends(R, k, sbnd, ig->rsize, sp);
-    int nr = agx_plan_recvs(ig->lrank, rbnd, rpre, ig->rsize, rp);
-    rc = run_exchange(a, bytes, sp, ns, rp, nr, full + rbnd[ig->lrank]);
-    /* each process now holds its segment of the remote message; collect them in order */
-    if (rc == MPI_SUCCESS) {
-        for (int i = 0; i < ig->lsize; i++) {
-            displs[i] = (int)rbnd[i];
-            counts[i] = (int)(rbnd[i + 1] - rbnd[i]);
+    for (int x = 0; x < ig->xsize; x++)
+        if (rec[REC_N * x + REC_ERR]) {
+            if (my_rc != MPI_SUCCESS)
+                return my_rc;
+            char cs[MPI_MAX_ERROR_STRING];
+            int len, cls = (int)rec[REC_N * x + REC_ERR];
+            MPI_Error_string(cls, cs, &len);
+            return agx_error(cls, "%s: %s failed its checks (%s); no data moved", fn, who(ig, x), cs);
         }
-        rc = agx_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, full, counts, displs, MPI_BYTE, ig->local);
+    if (ig->rsize == 0 || ig->lsize == 0)
+        return agx_error(MPI_ERR_ARG, "%s: every rank has the same colour; both groups must be non-empty", fn);
+    long long hl = group_hash(rec, ig->local_x, ig->lsize), hr = group_hash(rec, ig->remote_x, ig->rsize);
+    for (int side = 0; side < 2; side++) {
+        const int *m = side ? ig->remote_x : ig->local_x;
+        int n = side ? ig->rsize : ig->lsize;
+        for (int i = 0; i < n; i++)
+            if (rec[REC_N * m[i] + REC_HASH] != (side ? hl : hr))
+                return agx_error(MPI_ERR_TRUNCATE, "%s: %s expects other block sizes than the other "
+                                 "group sends (sendcount x sendtype vs recvcount(s) x recvtype)",
+                                 fn, who(ig, m[i]));
     }
-fn_exit:
-    free(sp); free(rp); free(counts); free(displs);
+    return MPI_SUCCESS;
+}
+
+/* Did any colour change against the cached split (or is there none yet)? */
+static int split_changed(const agx_ctx *ctx, const long long *rec)
+{
+    if (!ctx->ig)
+        return 1;
+    for (int r = 0; r < ctx->p; r++)
+        if (rec[REC_N * r + REC_COLOR] != ctx->ig->colors[r])
+            return 1;
+    return 0;
+}
+
+/* Rebuild the split from the agreed colours, all ranks together; the outcome is agreed
+ * too (one allreduce, on this rare path only). */
+static int rebuild_split(agx_ctx *ctx, const long long *rec)
+{
+    int *colors = malloc(sizeof(int) * (size_t)ctx->p), rc = MPI_SUCCESS, bad, anybad = 0;
+    agx_intergroup *ig = NULL;
+    agx_ig_free(ctx->ig);
+    ctx->ig = NULL;
+    for (int r = 0; colors && r < ctx->p; r++)
+        colors[r] = (int)rec[REC_N * r + REC_COLOR];
+    /* MPI_Comm_split is collective: every rank calls it, even one that failed to allocate */
+    if (colors)
+        rc = ig_build(ctx, colors, &ig);
+    else {
+        MPI_Comm dummy;
+        rc = MPI_Comm_split(ctx->pcomm, MPI_UNDEFINED, 0, &dummy);
+        rc = MPI_ERR_NO_MEM;
+    }
+    free(colors);
+    bad = rc != MPI_SUCCESS;
+    int arc = PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ctx->pcomm);
+    if (arc != MPI_SUCCESS || anybad) {
+        agx_ig_free(ig);
+        return rc != MPI_SUCCESS ? rc : arc != MPI_SUCCESS ? arc
+               : agx_error(MPI_ERR_OTHER, "rebuilding the colour split failed on another rank");
+    }
+    ctx->ig = ig;
+    return MPI_SUCCESS;
+}
+
+int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare, const char *fn)
+{
+    agx_ctx *ctx = a->ctx;
+    int split = ctx->kind == AGX_KIND_INTRA, rc, my_rc = MPI_SUCCESS;
+    long long mine[REC_N], *stage = NULL;
+    if (!split && !ctx->ig && (rc = ig_build(ctx, NULL, &ctx->ig)) != MPI_SUCCESS)
+        return rc;
+    if (split && !(stage = malloc(sizeof(long long) * REC_N * (size_t)ctx->p)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for the agreement", fn);
+    for (;;) { /* at most twice: a rebuild makes every colour match the split */
+        agx_intergroup *ig = ctx->ig;
+        int usable = ig && (!split || ig->color == color);
+        my_rc = local_rc;
+        if (usable && my_rc == MPI_SUCCESS) {
+            a->ig = ig;
+            a->rank = ig->lrank;
+            a->p = ig->rsize;
+            my_rc = prepare(a, fn);
+        }
+        my_record(a, color, my_rc, mine);
+        long long *rec = split ? stage : ig->rec;
+        MPI_Comm comm = split ? ctx->pcomm : ig->xcomm;
+        if ((rc = PMPI_Allgather(mine, REC_N, MPI_LONG_LONG, rec, REC_N, MPI_LONG_LONG, comm)) != MPI_SUCCESS)
+            break;
+        if (split && split_changed(ctx, rec)) {
+            if ((rc = rebuild_split(ctx, rec)) != MPI_SUCCESS)
+                break;
+            continue; /* again over the new groups: every colour now matches */
+        }
+        if (split)
+            memcpy(ctx->ig->rec, rec, sizeof(long long) * REC_N * (size_t)ctx->p);
+        rc = judge(ctx->ig, ctx->ig->rec, my_rc, fn);
+        break;
+    }
+    free(stage);
+    if (rc != MPI_SUCCESS && my_rc != MPI_SUCCESS && rc != my_rc)
+        rc = my_rc;
     return rc;
 }
 
-int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, void *rbuf, long long rn)
-{
-    const agx_intergroup *ig = a->ig;
-    int cnt[2] = {(int)sn, (int)rn}, dsp[2] = {0, 0}, rc;
-    agx_blocks bufs[2];
-    agx_sched s;
-    if (sn > INT_MAX || rn > INT_MAX)
-        return agx_error(MPI_ERR_COUNT, "intergroup: a message of more than INT_MAX bytes");
-    agx_blocks_bytes(&bufs[0], (void *)sbuf, 1, cnt, dsp);
-    agx_blocks_bytes(&bufs[1], rbuf, 1, cnt + 1, dsp + 1);
-    agx_sched_init(&s);
-    agx_blockset one;
-    agx_set_clear(&one);
-    agx_set_add(&one, 0, 1);
-    agx_sched_add_ex(&s, 0, AGX_SOP_SEND, peer, 0, 0, 0, &one);
-    agx_sched_add_ex(&s, 0, AGX_SOP_RECV, peer, 0, 0, 1, &one);
-    agx_exec x = {.comm = ig->xcomm, .tag = AGX_TAG_INTER + 1, .bufs = bufs, .nbufs = 2,
-                  .node_of = ig->node_of, .me = ig->xrank, .intergroup = 1};
-    rc = s.bad ? agx_error(MPI_ERR_NO_MEM, "intergroup: out of memory") : agx_sched_run(&x, &s);
-    agx_sched_free(&s);
-    return rc;
-}
+long long agx_ig_send_bytes(const agx_intergroup *ig, int x) { return ig->rec[REC_N * x + REC_K]; }

@@ -103,30 +103,23 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
         return rc;
     if ((rc = agx_copy_own_block(a)) != MPI_SUCCESS)
         return rc;
-    /* the receive layout in the algorithm's virtual order */
-    int *cnt = malloc(sizeof(int) * (size_t)a->p), *dsp = malloc(sizeof(int) * (size_t)a->p);
-    if (!cnt || !dsp) {
-        free(cnt);
-        free(dsp);
+    /* the receive layout in the algorithm's virtual order (64-bit: displacements of a
+     * regular layout may pass an int) */
+    MPI_Aint *cnt = malloc(sizeof(MPI_Aint) * 2 * (size_t)a->p), *dsp = cnt + a->p;
+    if (!cnt)
         return agx_error(MPI_ERR_NO_MEM, "out of memory for the permuted layout");
-    }
     for (int v = 0; v < a->p; v++) {
-        MPI_Aint d = agx_blk_displ(blk, ord[v]);
         cnt[v] = agx_blk_count(blk, ord[v]);
-        dsp[v] = (int)d;
-        if (d != dsp[v])
-            rc = agx_error(MPI_ERR_COUNT, "a displacement beyond int elements");
+        dsp[v] = agx_blk_displ(blk, ord[v]);
     }
     agx_blocks vblk = *blk;
-    vblk.counts = cnt;
-    vblk.displs = dsp;
-    if (rc == MPI_SUCCESS) {
-        agx_exec x;
-        agx_exec_of(a, &vblk, &x);
-        rc = agx_sched_run(&x, s);
-    }
+    vblk.counts = vblk.displs = NULL;
+    vblk.lcounts = cnt;
+    vblk.ldispls = dsp;
+    agx_exec x;
+    agx_exec_of(a, &vblk, &x);
+    rc = agx_sched_run(&x, s);
     free(cnt);
-    free(dsp);
     return rc;
 }
 

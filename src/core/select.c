@@ -10,6 +10,7 @@
 #include "agx_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <strings.h>
 
 static int default_rule(const agx_args *a)
@@ -36,9 +37,12 @@ int agx_select(agx_args *a, int *index)
 
     if (ctx->env_bad[op] && ctx->forced[kind][op] < 0) {
         agx_alg_names(op, kind, names, sizeof names);
-        return agx_error(MPI_ERR_ARG, "unknown %s algorithm '%s' in the environment; valid: %s",
-                         agx_op_name(op), ctx->env_bad[op], names);
+        return agx_error(MPI_ERR_ARG, "unknown %s algorithm '%s' in %s; valid: %s", agx_op_name(op),
+                         ctx->env_bad[op], agx_op_get(op)->env, names);
     }
+    if (ctx->fallback_policy < 0)
+        return agx_error(MPI_ERR_ARG, "AGX_FALLBACK='%s' in the environment is none of error, warn, "
+                         "silent", getenv("AGX_FALLBACK") ? getenv("AGX_FALLBACK") : "");
     int forced = agx_ctx_forced(ctx, op, kind);
     if (forced < 0) {
         *index = default_rule(a);

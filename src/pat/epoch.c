@@ -207,11 +207,15 @@ static int own_block(const agx_args *a, agx_pat_call *c)
     const agx_blocks *b = &g->blk;
     int pos = 0;
     char *own = c->target + (long long)a->rank * c->blk;
+    MPI_Comm self;
+    int rc = agx_self_comm(&self);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (g->sendbuf != MPI_IN_PLACE)
-        return MPI_Pack(g->sendbuf, g->sendcount, g->sendtype, own, (int)c->blk, &pos, MPI_COMM_SELF);
+        return MPI_Pack(g->sendbuf, g->sendcount, g->sendtype, own, (int)c->blk, &pos, self);
     if (c->temp)
         return MPI_Pack(b->buf + agx_blk_displ(b, a->rank) * b->extent, b->ucount, b->type, own,
-                        (int)c->blk, &pos, MPI_COMM_SELF);
+                        (int)c->blk, &pos, self);
     return MPI_SUCCESS;
 }
 
@@ -276,10 +280,13 @@ int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int 
     const agx_blocks *b = &a->u.ag.blk;
     if (!s)
         return rc;
+    MPI_Comm self = MPI_COMM_NULL;
+    if (c->temp && rc == MPI_SUCCESS)
+        rc = agx_self_comm(&self);
     for (int q = 0; q < a->p && c->temp && rc == MPI_SUCCESS; q++) {
         int pos = 0;
         rc = MPI_Unpack(c->target + (long long)q * c->blk, (int)c->blk, &pos,
-                        b->buf + agx_blk_displ(b, q) * b->extent, b->ucount, b->type, MPI_COMM_SELF);
+                        b->buf + agx_blk_displ(b, q) * b->extent, b->ucount, b->type, self);
     }
     if (c->temp)
         free(c->target);

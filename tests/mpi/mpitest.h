@@ -50,6 +50,24 @@ static inline void mt_start(int *argc, char ***argv, mt_run *r)
     MPI_Bcast(&r->seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
 }
 
+/* A check every rank makes: it passes when it holds on all ranks; the failing ranks say
+ * why. Needs `int rank, passed, failed` in the test. */
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        int ok_ = (cond), all_;                                                            \
+        MPI_Allreduce(&ok_, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                   \
+        if (all_)                                                                          \
+            passed++;                                                                      \
+        else {                                                                             \
+            failed++;                                                                      \
+            if (!ok_) {                                                                    \
+                fprintf(stderr, "FAIL rank %d %s:%d: %s: ", rank, __FILE__, __LINE__, #cond); \
+                fprintf(stderr, __VA_ARGS__);                                              \
+                fprintf(stderr, "\n");                                                     \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
 /* Bytes a buffer of `elems` elements of t needs from its start. */
 static inline size_t mt_span(MPI_Datatype t, long long elems)
 {

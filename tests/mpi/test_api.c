@@ -12,21 +12,6 @@
 
 static int rank, p, passed, failed;
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        int ok_ = (cond), all_;                                                            \
-        MPI_Allreduce(&ok_, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                   \
-        if (all_)                                                                          \
-            passed++;                                                                      \
-        else {                                                                             \
-            failed++;                                                                      \
-            if (!ok_) {                                                                    \
-                fprintf(stderr, "FAIL rank %d %s:%d: %s: ", rank, __FILE__, __LINE__, #cond); \
-                fprintf(stderr, __VA_ARGS__);                                              \
-                fprintf(stderr, "\n");                                                     \
-            }                                                                              \
-        }                                                                                  \
-    } while (0)
 
 static int err_class(int rc)
 {

@@ -2,10 +2,11 @@
  * Root-gathering intergroup allgather / allgatherv (KangTraff19, Section 3.1), the algorithm
  * MPICH, MVAPICH and Open MPI use; agx's baseline.
  *
- *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (the MPI library's
- *     intra MPI_Gatherv, after an MPI_Gather of the sizes).
+ *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (a linear gather;
+ *     the sizes come from the call's agreement, src/core/intergroup.c, where a production
+ *     library gathers them first).
  *  2. The two roots exchange the gathered messages (one send and one receive each).
- *  3. Each root broadcasts the remote message in its group (the library's MPI_Bcast).
+ *  3. Each root broadcasts the remote message in its group (binomial tree).
  * Cost (Eq. 1, best version): (1 + 2 log p).ts + max((3p-1) kA, (3q-1) kB).tw;
  * production libraries run the stages one after the other (Eq. 2):
  * (2 + 2 log p + log q).ts + (max((p-1) kA, (q-1) kB) + 3 p kA + 3 q kB).tw.
@@ -13,41 +14,40 @@
  */
 #include "agx_internal.h"
 
-#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 int agx_allgather_inter_root_gather(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    agx_ig_io io;
-    char *gathered = NULL;
-    int *sizes = NULL, *displs = NULL, root = ig->lrank == 0, ki = 0;
-    long long KL = 0, KR = 0;
-    int rc = agx_ig_io_begin(a, &io);
-    if (rc == MPI_SUCCESS) {
-        KR = io.rpre[ig->rsize];
-        ki = (int)io.k;
-        sizes = malloc(sizeof(int) * (size_t)ig->lsize * 2);
-        rc = !sizes ? MPI_ERR_NO_MEM : (io.k > INT_MAX || KR > INT_MAX) ? MPI_ERR_COUNT : MPI_SUCCESS;
+    const agx_ig_io *io = a->u.ag.io;
+    MPI_Aint *cnt = io->lay, *dsp = cnt + ig->lsize, KL = 0;
+    int rc = MPI_SUCCESS, root = ig->lrank == 0;
+    for (int i = 0; i < ig->lsize; i++) { /* the local blocks' sizes, from the agreement */
+        cnt[i] = agx_ig_send_bytes(ig, ig->local_x[i]);
+        dsp[i] = KL;
+        KL += cnt[i];
     }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Gather(&ki, 1, MPI_INT, sizes, 1, MPI_INT, 0, ig->local);
-    if (rc == MPI_SUCCESS && root) {
-        displs = sizes + ig->lsize;
-        for (int i = 0; i < ig->lsize; i++) {
-            displs[i] = (int)KL;
-            KL += sizes[i];
-        }
-        gathered = KL <= INT_MAX ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
-        rc = KL > INT_MAX ? MPI_ERR_COUNT : gathered ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    /* 1. gather to the local root (a non-root's block is its own packed bytes) */
+    char *gathered = root ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
+    if (root && !gathered)
+        rc = agx_error(MPI_ERR_NO_MEM, "root_gather: out of memory for %lld bytes", (long long)KL);
+    char *base = gathered;
+    if (!root) { /* a non-root's layout only needs its own block, which is its packed bytes */
+        dsp[ig->lrank] = 0;
+        base = (char *)io->bytes;
     }
+    if (root && rc == MPI_SUCCESS && cnt[0] > 0)
+        memcpy(gathered, io->bytes, (size_t)cnt[0]);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv(io.bytes, ki, MPI_BYTE, gathered, sizes, displs, MPI_BYTE, 0, ig->local);
+        rc = agx_ig_local_run(a, AGX_IG_GATHER, base, cnt, dsp);
+    /* 2. the roots swap the two messages */
     if (rc == MPI_SUCCESS && root)
-        rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io.full, KR);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Bcast(io.full, (int)KR, MPI_BYTE, 0, ig->local);
+        rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io->full, io->rpre[ig->rsize]);
     free(gathered);
-    free(sizes);
-    return agx_ig_io_end(a, &io, rc);
+    /* 3. broadcast of the remote message from the root: one block, the others empty */
+    for (int i = 0; i < ig->lsize; i++)
+        cnt[i] = dsp[i] = 0;
+    cnt[0] = io->rpre[ig->rsize];
+    return rc == MPI_SUCCESS ? agx_ig_local_run(a, AGX_IG_BCAST, io->full, cnt, dsp) : rc;
 }

@@ -19,25 +19,13 @@
  */
 #include "agx_internal.h"
 
-#include <stdlib.h>
-
 int agx_allgather_inter_segmented(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    agx_ig_io io;
-    long long *sbnd = NULL, *rbnd = NULL;
-    int rc = agx_ig_io_begin(a, &io);
-    if (rc == MPI_SUCCESS) {
-        sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + ig->lsize + 2));
-        rc = sbnd ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    }
-    if (rc == MPI_SUCCESS) {
-        rbnd = sbnd + ig->rsize + 1;
-        long long rk = (long long)a->u.ag.blk.type_size * a->u.ag.blk.ucount; /* the remote block */
-        agx_partition_subgroups(ig->lsize, ig->rsize, io.k, sbnd);  /* my group -> remote */
-        agx_partition_subgroups(ig->rsize, ig->lsize, rk, rbnd);    /* remote -> my group */
-        rc = agx_ig_exchange(a, io.bytes, (long long)ig->lrank * io.k, io.k, sbnd, rbnd, io.rpre, io.full);
-    }
-    free(sbnd);
-    return agx_ig_io_end(a, &io, rc);
+    const agx_ig_io *io = a->u.ag.io;
+    long long *sbnd = io->bnd, *rbnd = io->bnd + ig->rsize + 1;
+    long long rk = a->u.ag.blk.type_size * a->u.ag.blk.ucount; /* the remote block */
+    agx_partition_subgroups(ig->lsize, ig->rsize, io->k, sbnd);   /* my group -> remote */
+    agx_partition_subgroups(ig->rsize, ig->lsize, rk, rbnd);      /* remote -> my group */
+    return agx_ig_exchange(a, (long long)ig->lrank * io->k, sbnd, rbnd);
 }

@@ -18,30 +18,18 @@
  */
 #include "agx_internal.h"
 
-#include <stdlib.h>
-
 int agx_allgather_inter_segmented_v(const agx_args *a)
 {
     const agx_intergroup *ig = a->ig;
-    agx_ig_io io;
-    long long K = 0, R = 0, *sbnd = NULL, *rbnd = NULL;
-    int rc = agx_ig_io_begin(a, &io);
-    if (rc == MPI_SUCCESS) {
-        sbnd = malloc(sizeof(long long) * (size_t)(ig->rsize + ig->lsize + 2));
-        rc = sbnd ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    const agx_ig_io *io = a->u.ag.io;
+    long long K = 0, R = 0, *sbnd = io->bnd, *rbnd = io->bnd + ig->rsize + 1;
+    /* Lines 1-2 and the Exscan, from the agreement's records: every block size of my group */
+    for (int i = 0; i < ig->lsize; i++) {
+        if (i == ig->lrank)
+            R = K;
+        K += agx_ig_send_bytes(ig, ig->local_x[i]);
     }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allreduce(&io.k, &K, 1, MPI_LONG_LONG, MPI_SUM, ig->local);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Exscan(&io.k, &R, 1, MPI_LONG_LONG, MPI_SUM, ig->local);
-    if (rc == MPI_SUCCESS) {
-        if (ig->lrank == 0)
-            R = 0; /* Exscan leaves rank 0's result undefined */
-        rbnd = sbnd + ig->rsize + 1;
-        agx_partition_balanced(K, ig->rsize, sbnd);
-        agx_partition_balanced(io.rpre[ig->rsize], ig->lsize, rbnd);
-        rc = agx_ig_exchange(a, io.bytes, R, io.k, sbnd, rbnd, io.rpre, io.full);
-    }
-    free(sbnd);
-    return agx_ig_io_end(a, &io, rc);
+    agx_partition_balanced(K, ig->rsize, sbnd);
+    agx_partition_balanced(io->rpre[ig->rsize], ig->lsize, rbnd);
+    return agx_ig_exchange(a, R, sbnd, rbnd);
 }

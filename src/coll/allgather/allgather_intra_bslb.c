@@ -134,7 +134,7 @@ const struct agx_pat_alg agx_bslb_pat = {plan, background, clear};
 static int nonroot(const agx_args *a, agx_pat_call *c)
 {
     long long ns = c->blk < SHORT_BYTES ? c->blk : SHORT_BYTES;
-    int counts[3] = {(int)ns, (int)(c->blk - ns), 0}, displs[3] = {0, (int)ns, 0};
+    MPI_Aint counts[3] = {ns, c->blk - ns, 0}, displs[3] = {0, ns, 0};
     agx_blocks own;
     agx_sched s;
     agx_blocks_bytes(&own, c->target + (long long)c->rank * c->blk, 3, counts, displs);

@@ -98,7 +98,7 @@ const agx_table agx_allgather_intra_table = {
 static const agx_alg inter[] = {
     {.name = "native", .fn = agx_allgather_inter_native, .ops = AG | AGV,
      .desc = "the MPI library's own intergroup algorithm (PMPI_, root gathering)",
-     .cost = "KangTraff19 Eq. 2", .cite = "KangTraff19 Sec. 3.1"},
+     .cost = "KangTraff19 Eq. 2", .cite = "KangTraff19 Sec. 3.1", .raw = 1},
     {.name = "root_gather", .fn = agx_allgather_inter_root_gather, .ops = AG | AGV,
      .desc = "root gathering: local gather, root exchange, local bcast",
      .cost = "(2 + 2 log p + log q) ts + (max((p-1) kA, (q-1) kB) + 3 p kA + 3 q kB) tw",
