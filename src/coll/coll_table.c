@@ -5,6 +5,8 @@
  */
 #include "agx_internal.h"
 
+#include <stddef.h>
+
 extern const agx_table agx_allgather_intra_table, agx_allgather_inter_table;
 
 static const agx_op_desc ops[AGX_OP_LAST] = {

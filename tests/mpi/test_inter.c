@@ -189,7 +189,7 @@ int main(int argc, char **argv)
         MPI_Comm_free(&sub);
     }
     int tot[2] = {passed, failed}, all[2];
-    MPI_Reduce(tot, all, 2, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(tot, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD); /* every rank's exit status */
     if (wrank == 0)
         printf("test_inter: %d passed, %d failed\n", all[0], all[1]);
     mt_dtcases_free(dts);
