@@ -294,6 +294,12 @@ typedef int (*agx_ig_prepare_fn)(agx_args *a, const char *fn);
 int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare, const char *fn);
 /* Bytes process x (xcomm rank) sends in the current call, from the agreement. */
 long long agx_ig_send_bytes(const agx_intergroup *ig, int x);
+/* Blocks of at most AGX_IG_EAGER bytes travel inside the agreement's records. */
+#define AGX_IG_EAGER 32
+/* 1 when every block of the current call fit its record (the same on every process). */
+int agx_ig_eager_fits(const agx_intergroup *ig);
+/* Copy the remote blocks from the records into the byte view's `full`. */
+void agx_ig_eager_copy(const agx_args *a);
 /* An inter-communicator over the two groups (for the library's own collective). */
 int agx_ig_inter_comm(agx_intergroup *ig, MPI_Comm *out);
 /* Build the local schedules of ig (lsched). */

@@ -11,8 +11,9 @@
  *
  * Every intergroup call starts with one agreement (agx_ig_call): each process of both
  * groups contributes a record (its colour, its send bytes, its local error class, a hash
- * of the block sizes it expects from the other group) and every process receives every
- * record (one allgather of 32 bytes per process over the cross communicator). From the
+ * of the block sizes it expects from the other group, and its block when that is at most
+ * AGX_IG_EAGER bytes) and every process receives every record (one allgather of 64 bytes
+ * per process over the cross communicator). From the
  * same records every process decides the same thing:
  *  - a colour changed on any rank: the split is rebuilt by all ranks together, and the
  *    agreement repeated once over the new groups;
@@ -31,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { REC_COLOR, REC_K, REC_ERR, REC_HASH, REC_N };
+/* A record: 4 integers, then AGX_IG_EAGER bytes of the block when it fits (so a call
+ * whose blocks all fit is complete after the agreement: the `eager` algorithm). */
+enum { REC_COLOR, REC_K, REC_ERR, REC_HASH, REC_DATA, REC_N = REC_DATA + AGX_IG_EAGER / 8 };
 
 void agx_ig_free(agx_intergroup *ig)
 {
@@ -185,8 +188,8 @@ static void my_record(const agx_args *a, int color, int rc, long long *mine)
 {
     const agx_ag_args *g = &a->u.ag;
     int cls = 0;
+    memset(mine, 0, sizeof(long long) * REC_N);
     mine[REC_COLOR] = color;
-    mine[REC_K] = mine[REC_HASH] = 0;
     if (rc != MPI_SUCCESS) {
         MPI_Error_class(rc, &cls);
         mine[REC_ERR] = cls > 0 ? cls : MPI_ERR_OTHER;
@@ -200,6 +203,8 @@ static void my_record(const agx_args *a, int color, int rc, long long *mine)
     for (int i = 0; i < a->p; i++)
         h = hash_step(h, agx_blk_count(&g->blk, i) * g->blk.type_size);
     mine[REC_HASH] = (long long)h;
+    if (g->io && g->io->began && mine[REC_K] <= AGX_IG_EAGER && mine[REC_K] > 0)
+        memcpy(&mine[REC_DATA], g->io->bytes, (size_t)mine[REC_K]);
 }
 
 /* "rank r of my group" / "of the other group" for xcomm rank x (a static buffer: the
@@ -328,3 +333,22 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
 }
 
 long long agx_ig_send_bytes(const agx_intergroup *ig, int x) { return ig->rec[REC_N * x + REC_K]; }
+
+int agx_ig_eager_fits(const agx_intergroup *ig)
+{
+    for (int x = 0; x < ig->xsize; x++)
+        if (ig->rec[REC_N * x + REC_K] > AGX_IG_EAGER)
+            return 0;
+    return 1;
+}
+
+void agx_ig_eager_copy(const agx_args *a)
+{
+    const agx_intergroup *ig = a->ig;
+    agx_ig_io *io = a->u.ag.io;
+    for (int h = 0; h < ig->rsize; h++) {
+        const long long *r = &ig->rec[REC_N * ig->remote_x[h]];
+        if (r[REC_K] > 0)
+            memcpy(io->full + io->rpre[h], &r[REC_DATA], (size_t)r[REC_K]);
+    }
+}

@@ -2,11 +2,12 @@
  * Root-gathering intergroup allgather / allgatherv (KangTraff19, Section 3.1), the algorithm
  * MPICH, MVAPICH and Open MPI use; agx's baseline.
  *
- *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (a linear gather;
- *     the sizes come from the call's agreement, src/core/intergroup.c, where a production
- *     library gathers them first).
+ *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (the MPI library's
+ *     MPI_Gatherv; the sizes come from the call's agreement, src/core/intergroup.c, where
+ *     a production library gathers them first).
  *  2. The two roots exchange the gathered messages (one send and one receive each).
- *  3. Each root broadcasts the remote message in its group (binomial tree).
+ *  3. Each root broadcasts the remote message in its group (the library's MPI_Bcast).
+ * Beyond int sizes, steps 1 and 3 are agx's linear gather and binomial bcast schedules.
  * Cost (Eq. 1, best version): (1 + 2 log p).ts + max((3p-1) kA, (3q-1) kB).tw;
  * production libraries run the stages one after the other (Eq. 2):
  * (2 + 2 log p + log q).ts + (max((p-1) kA, (q-1) kB) + 3 p kA + 3 q kB).tw.
@@ -14,8 +15,36 @@
  */
 #include "agx_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Steps 1 and 3 with the MPI library's own gatherv and bcast, as production libraries
+ * run them, when every size fits an int (the same answer on every process of the group:
+ * the sizes come from the agreement). */
+static int library_steps(const agx_args *a, const MPI_Aint *cnt, const MPI_Aint *dsp, MPI_Aint KL)
+{
+    const agx_intergroup *ig = a->ig;
+    const agx_ig_io *io = a->u.ag.io;
+    int root = ig->lrank == 0, n = ig->lsize, rc = MPI_SUCCESS;
+    int *ic = malloc(sizeof(int) * 2 * (size_t)n), *id = ic ? ic + n : NULL;
+    char *gathered = root ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
+    if (!ic || (root && !gathered))
+        rc = agx_error(MPI_ERR_NO_MEM, "root_gather: out of memory for %lld bytes", (long long)KL);
+    for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
+        ic[i] = (int)cnt[i];
+        id[i] = (int)dsp[i];
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gatherv(io->bytes, ic[ig->lrank], MPI_BYTE, gathered, ic, id, MPI_BYTE, 0, ig->local);
+    if (rc == MPI_SUCCESS && root)
+        rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io->full, io->rpre[ig->rsize]);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast(io->full, (int)io->rpre[ig->rsize], MPI_BYTE, 0, ig->local);
+    free(gathered);
+    free(ic);
+    return rc;
+}
 
 int agx_allgather_inter_root_gather(const agx_args *a)
 {
@@ -28,7 +57,9 @@ int agx_allgather_inter_root_gather(const agx_args *a)
         dsp[i] = KL;
         KL += cnt[i];
     }
-    /* 1. gather to the local root (a non-root's block is its own packed bytes) */
+    if (KL <= INT_MAX && io->rpre[ig->rsize] <= INT_MAX)
+        return library_steps(a, cnt, dsp, KL);
+    /* beyond int sizes: agx's linear gather and binomial bcast schedules (64-bit) */
     char *gathered = root ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
     if (root && !gathered)
         rc = agx_error(MPI_ERR_NO_MEM, "root_gather: out of memory for %lld bytes", (long long)KL);
@@ -41,12 +72,10 @@ int agx_allgather_inter_root_gather(const agx_args *a)
         memcpy(gathered, io->bytes, (size_t)cnt[0]);
     if (rc == MPI_SUCCESS)
         rc = agx_ig_local_run(a, AGX_IG_GATHER, base, cnt, dsp);
-    /* 2. the roots swap the two messages */
     if (rc == MPI_SUCCESS && root)
         rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io->full, io->rpre[ig->rsize]);
     free(gathered);
-    /* 3. broadcast of the remote message from the root: one block, the others empty */
-    for (int i = 0; i < ig->lsize; i++)
+    for (int i = 0; i < ig->lsize; i++) /* the remote message from the root: one block */
         cnt[i] = dsp[i] = 0;
     cnt[0] = io->rpre[ig->rsize];
     return rc == MPI_SUCCESS ? agx_ig_local_run(a, AGX_IG_BCAST, io->full, cnt, dsp) : rc;

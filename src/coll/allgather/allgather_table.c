@@ -28,6 +28,7 @@ int agx_allgather_inter_native(const agx_args *a);
 int agx_allgather_inter_root_gather(const agx_args *a);
 int agx_allgather_inter_segmented(const agx_args *a);
 int agx_allgather_inter_segmented_v(const agx_args *a);
+int agx_allgather_inter_eager(const agx_args *a);
 extern const struct agx_pat_alg agx_bdr_pat, agx_bslb_pat;
 
 static const agx_alg intra[] = {
@@ -109,12 +110,17 @@ static const agx_alg inter[] = {
     {.name = "segmented_v", .fn = agx_allgather_inter_segmented_v, .ops = AG | AGV,
      .desc = "byte-index segmentation with ordered receives",
      .cost = "(M + max(max kA, max kB) + log(pq)) tw, M = max(KA, KB)", .cite = "KangTraff19 Alg. 2, Thm. 3"},
+    {.name = "eager", .fn = agx_allgather_inter_eager, .ops = AG | AGV,
+     .desc = "blocks <= 32 B ride on the call's agreement (one allgather); else segmented(_v)",
+     .cost = "ceil(log2(p+q)) ts + 64 (p+q) tw", .cite = "agx (docs/algorithms.md); KangTraff19 Sec. 3"},
 };
 
 /* The two groups see different message sizes (each receives the other's), so a size rule
- * could pick different algorithms in the two groups: one algorithm at every size. */
-static const agx_rule inter_ag_rules[] = {{.alg = "segmented"}, {.alg = "segmented_v"}};
+ * could pick different algorithms in the two groups: one algorithm at every size. `eager`
+ * decides after the agreement, from sizes every process knows, whether its records
+ * carried the data or `segmented` / `segmented_v` runs. */
+static const agx_rule inter_ag_rules[] = {{.alg = "eager"}};
 
 const agx_table agx_allgather_inter_table = {
     .kind = AGX_KIND_INTER, .algs = inter, .n = sizeof inter / sizeof inter[0],
-    .rules = inter_ag_rules, .nrules = 2};
+    .rules = inter_ag_rules, .nrules = 1};
