@@ -47,13 +47,14 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  * that have only MPI_COMM_WORLD split by colour, and for MPIs without
  * inter-communicators (SimGrid SMPI). Colours may change from call to call, on any
  * subset of ranks: every intergroup call opens with one small agreement among all
- * processes (a 32-byte allgather), and the cached split is rebuilt, by all ranks
+ * processes (an allgather of 64 bytes per process, which also carries blocks of at most
+ * 32 bytes: such calls need nothing more), and the cached split is rebuilt, by all ranks
  * together, when any rank's colour changed. The same agreement makes input that is bad
  * on some processes only (counts, buffers, datatypes, sizes that do not match the other
  * group's) fail on every process with one error, before any data moves, on
  * inter-communicators too. MPI_IN_PLACE is an error, as on an inter-communicator. The
  * algorithms are those of agx_allgather on an inter-communicator (root_gather,
- * segmented, segmented_v, native). */
+ * segmented, segmented_v, eager, native). */
 int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                              int color);

@@ -75,7 +75,7 @@ typedef struct {
     agx_ctx *ctx;
     const agx_intergroup *ig; /* the two groups, for inter algorithms */
     MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
-    MPI_Comm user_comm;   /* the user's communicator (native algorithms use it) */
+    MPI_Comm user_comm;   /* the user's communicator (errors are raised on it) */
     int rank, p;          /* p: the size of the group the algorithm runs over (the remote
                            * group for intergroup allgathers), rank: in the caller's group */
     int inter;            /* an inter call: inter-communicator or colour split */
@@ -272,7 +272,8 @@ enum { AGX_IG_BRUCK, AGX_IG_RING, AGX_IG_GATHER, AGX_IG_BCAST, AGX_IG_NSCHED,
        AGX_IG_ALLGATHER = -1 /* agx_ig_local_run: Bruck or the ring by size */ };
 struct agx_intergroup {
     MPI_Comm xcomm, local;
-    MPI_Comm inter;          /* an inter-communicator for `native` (user's or created lazily) */
+    MPI_Comm inter;          /* an inter-communicator for `native` (agx's duplicate of the
+                              * user's, or created lazily for a split) */
     int owns_xcomm, owns_inter;
     int lrank, lsize, rsize, xrank, xsize;
     int *local_x;            /* local rank -> xcomm rank */

@@ -64,7 +64,7 @@ static int build_from_inter(agx_ctx *ctx, agx_intergroup *ig)
     MPI_Comm_size(ctx->pcomm, &ig->lsize);
     MPI_Comm_remote_size(ctx->pcomm, &ig->rsize);
     MPI_Comm_rank(ctx->pcomm, &ig->lrank);
-    ig->inter = ctx->user;
+    ig->inter = ctx->pcomm; /* agx's duplicate: MPI_ERRORS_RETURN */
     ig->color = -1;
     rc = MPI_Intercomm_merge(ctx->pcomm, 0, &ig->xcomm);
     if (rc != MPI_SUCCESS)

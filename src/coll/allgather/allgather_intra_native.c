@@ -1,7 +1,9 @@
 /*
  * The MPI library's own allgather / allgatherv, called through the profiling interface
  * (PMPI_) so that agx can also be interposed as MPI_Allgather without recursion. Its
- * messages are invisible to agx's counters.
+ * messages are invisible to agx's counters. It runs on agx's private duplicate of the
+ * communicator (MPI_ERRORS_RETURN), so a failure reaches the user's error handler once,
+ * through agx's entry point, not twice.
  * Cost: whatever the library selects (Open MPI coll/tuned, MPICH's CVAR rules).
  *
  * On a one-process intra-communicator there is nothing to communicate and agx does the
@@ -15,9 +17,9 @@ int agx_allgather_intra_native(const agx_args *a)
     const agx_ag_args *g = &a->u.ag;
     if (a->op == AGX_OP_ALLGATHER)
         return PMPI_Allgather(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcount,
-                              g->recvtype, a->user_comm);
+                              g->recvtype, a->comm);
     if (a->p == 1)
         return agx_copy_own_block(a);
     return PMPI_Allgatherv(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcounts, g->displs,
-                           g->recvtype, a->user_comm);
+                           g->recvtype, a->comm);
 }
