@@ -36,10 +36,8 @@
  * whose blocks all fit is complete after the agreement: the `eager` algorithm). */
 enum { REC_COLOR, REC_K, REC_ERR, REC_HASH, REC_DATA, REC_N = REC_DATA + AGX_IG_EAGER / 8 };
 
-void agx_ig_free(agx_intergroup *ig)
+static void ig_release(agx_intergroup *ig)
 {
-    if (!ig)
-        return;
     if (ig->local != MPI_COMM_NULL)
         MPI_Comm_free(&ig->local);
     if (ig->owns_xcomm && ig->xcomm != MPI_COMM_NULL)
@@ -54,6 +52,13 @@ void agx_ig_free(agx_intergroup *ig)
     free(ig->node_of);
     free(ig->lnode_of);
     free(ig->rec);
+}
+
+void agx_ig_free(agx_intergroup *ig)
+{
+    if (!ig)
+        return;
+    ig_release(ig);
     free(ig);
 }
 
@@ -74,7 +79,8 @@ static int build_from_inter(agx_ctx *ctx, agx_intergroup *ig)
     seq = malloc(sizeof(int) * (size_t)n);
     ig->local_x = malloc(sizeof(int) * (size_t)ig->lsize);
     ig->remote_x = malloc(sizeof(int) * (size_t)ig->rsize);
-    if (!seq || !ig->local_x || !ig->remote_x) {
+    if (!seq || !ig->local_x || !ig->remote_x) { /* still take part in the split */
+        MPI_Comm_split(ig->xcomm, MPI_UNDEFINED, 0, &ig->local);
         rc = MPI_ERR_NO_MEM;
         goto fn_exit;
     }
@@ -95,17 +101,20 @@ fn_exit:
     return rc;
 }
 
-/* The split of ctx by the agreed colours (0 / 1 per rank, the same array everywhere). */
+/* The split of ctx by the agreed colours (0 / 1 per rank, the same array everywhere;
+ * NULL: this process failed to allocate and only takes part in the split). */
 static int build_from_split(agx_ctx *ctx, const int *colors, agx_intergroup *ig)
 {
-    ig->color = colors[ctx->rank];
     ig->xcomm = ctx->pcomm;
     ig->inter = MPI_COMM_NULL;
     ig->colors = malloc(sizeof(int) * (size_t)ctx->p);
     ig->local_x = malloc(sizeof(int) * (size_t)ctx->p);
     ig->remote_x = malloc(sizeof(int) * (size_t)ctx->p);
-    if (!ig->colors || !ig->local_x || !ig->remote_x)
+    if (!colors || !ig->colors || !ig->local_x || !ig->remote_x) {
+        MPI_Comm_split(ctx->pcomm, MPI_UNDEFINED, 0, &ig->local);
         return MPI_ERR_NO_MEM;
+    }
+    ig->color = colors[ctx->rank];
     memcpy(ig->colors, colors, sizeof(int) * (size_t)ctx->p);
     for (int r = 0; r < ctx->p; r++) {
         if (colors[r] == ig->color) {
@@ -118,36 +127,49 @@ static int build_from_split(agx_ctx *ctx, const int *colors, agx_intergroup *ig)
     return MPI_Comm_split(ctx->pcomm, ig->color, ctx->rank, &ig->local);
 }
 
-/* Build the groups (collective over ctx's communicator): colors NULL for an
- * inter-communicator. */
-static int ig_build(agx_ctx *ctx, const int *colors, agx_intergroup **out)
+/* Build the groups, collectively over ctx's communicator (split: from the agreed colours,
+ * NULL where this process could not allocate them). Every collective step runs on every
+ * process whatever failed locally before it, and the outcome is agreed with one allreduce
+ * over the cross communicator, so a local failure fails the build everywhere. */
+static int ig_build(agx_ctx *ctx, int split, const int *colors, agx_intergroup **out)
 {
-    int rc;
-    agx_intergroup *ig = calloc(1, sizeof *ig);
-    if (!ig)
-        return agx_error(MPI_ERR_NO_MEM, "out of memory for the intergroup state");
-    ig->local = ig->xcomm = ig->inter = MPI_COMM_NULL;
-    rc = colors ? build_from_split(ctx, colors, ig) : build_from_inter(ctx, ig);
-    if (rc == MPI_SUCCESS) {
-        MPI_Comm_set_errhandler(ig->local, MPI_ERRORS_RETURN);
-        MPI_Comm_set_errhandler(ig->xcomm, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(ig->xcomm, &ig->xrank);
-        MPI_Comm_size(ig->xcomm, &ig->xsize);
-        ig->rec = malloc(sizeof(long long) * REC_N * (size_t)ig->xsize);
-        rc = ig->rec ? agx_ig_local_scheds(ig) : MPI_ERR_NO_MEM;
-    }
-    if (rc == MPI_SUCCESS && agx_stats_enabled())
-        rc = agx_node_map(ig->xcomm, &ig->node_of);
-    if (rc == MPI_SUCCESS && ig->node_of) {
-        ig->lnode_of = malloc(sizeof(int) * (size_t)ig->lsize);
-        for (int i = 0; ig->lnode_of && i < ig->lsize; i++)
-            ig->lnode_of[i] = ig->node_of[ig->local_x[i]];
-        rc = ig->lnode_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    }
-    if (rc != MPI_SUCCESS) {
-        agx_ig_free(ig);
+    agx_intergroup t = {.local = MPI_COMM_NULL, .xcomm = MPI_COMM_NULL, .inter = MPI_COMM_NULL};
+    agx_intergroup *ig = malloc(sizeof *ig);
+    int rc = split ? build_from_split(ctx, colors, &t) : build_from_inter(ctx, &t), bad, any = 1;
+    if (t.xcomm == MPI_COMM_NULL) { /* the merge failed: an MPI failure, nothing to agree over */
+        free(ig);
         return rc;
     }
+    MPI_Comm_set_errhandler(t.xcomm, MPI_ERRORS_RETURN);
+    if (t.local != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(t.local, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(t.xcomm, &t.xrank);
+    MPI_Comm_size(t.xcomm, &t.xsize);
+    if (agx_stats_enabled()) { /* collective: every process calls it */
+        int r2 = agx_node_map(t.xcomm, &t.node_of);
+        rc = rc == MPI_SUCCESS ? r2 : rc;
+    }
+    if (rc == MPI_SUCCESS) {
+        t.rec = malloc(sizeof(long long) * REC_N * (size_t)t.xsize);
+        rc = t.rec && ig ? agx_ig_local_scheds(&t) : MPI_ERR_NO_MEM;
+    }
+    if (rc == MPI_SUCCESS && t.node_of) {
+        t.lnode_of = malloc(sizeof(int) * (size_t)t.lsize);
+        for (int i = 0; t.lnode_of && i < t.lsize; i++)
+            t.lnode_of[i] = t.node_of[t.local_x[i]];
+        rc = t.lnode_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    }
+    bad = rc != MPI_SUCCESS;
+    int arc = PMPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, t.xcomm);
+    if (arc != MPI_SUCCESS || any) {
+        ig_release(&t);
+        free(ig);
+        if (rc == MPI_SUCCESS)
+            rc = arc != MPI_SUCCESS ? arc : agx_error(MPI_ERR_OTHER, "building the two groups failed on "
+                                                      "another process");
+        return rc == MPI_ERR_NO_MEM ? agx_error(rc, "out of memory building the two groups") : rc;
+    }
+    *ig = t;
     *out = ig;
     return MPI_SUCCESS;
 }
@@ -262,34 +284,18 @@ static int split_changed(const agx_ctx *ctx, const long long *rec)
     return 0;
 }
 
-/* Rebuild the split from the agreed colours, all ranks together; the outcome is agreed
- * too (one allreduce, on this rare path only). */
+/* Rebuild the split from the agreed colours, all ranks together (ig_build agrees on the
+ * outcome). The colours are copied out first: rec may belong to the old split. */
 static int rebuild_split(agx_ctx *ctx, const long long *rec)
 {
-    int *colors = malloc(sizeof(int) * (size_t)ctx->p), rc = MPI_SUCCESS, bad, anybad = 0;
-    agx_intergroup *ig = NULL;
-    agx_ig_free(ctx->ig);
-    ctx->ig = NULL;
+    int *colors = malloc(sizeof(int) * (size_t)ctx->p);
     for (int r = 0; colors && r < ctx->p; r++)
         colors[r] = (int)rec[REC_N * r + REC_COLOR];
-    /* MPI_Comm_split is collective: every rank calls it, even one that failed to allocate */
-    if (colors)
-        rc = ig_build(ctx, colors, &ig);
-    else {
-        MPI_Comm dummy;
-        rc = MPI_Comm_split(ctx->pcomm, MPI_UNDEFINED, 0, &dummy);
-        rc = MPI_ERR_NO_MEM;
-    }
+    agx_ig_free(ctx->ig);
+    ctx->ig = NULL;
+    int rc = ig_build(ctx, 1, colors, &ctx->ig);
     free(colors);
-    bad = rc != MPI_SUCCESS;
-    int arc = PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, ctx->pcomm);
-    if (arc != MPI_SUCCESS || anybad) {
-        agx_ig_free(ig);
-        return rc != MPI_SUCCESS ? rc : arc != MPI_SUCCESS ? arc
-               : agx_error(MPI_ERR_OTHER, "rebuilding the colour split failed on another rank");
-    }
-    ctx->ig = ig;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare, const char *fn)
@@ -297,9 +303,10 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
     agx_ctx *ctx = a->ctx;
     int split = ctx->kind == AGX_KIND_INTRA, rc, my_rc = MPI_SUCCESS;
     long long mine[REC_N], *stage = NULL;
-    if (!split && !ctx->ig && (rc = ig_build(ctx, NULL, &ctx->ig)) != MPI_SUCCESS)
+    if (!split && !ctx->ig && (rc = ig_build(ctx, 0, NULL, &ctx->ig)) != MPI_SUCCESS)
         return rc;
-    if (split && !(stage = malloc(sizeof(long long) * REC_N * (size_t)ctx->p)))
+    /* a split's first call has no records yet (later calls use the split's own) */
+    if (split && !ctx->ig && !(stage = malloc(sizeof(long long) * REC_N * (size_t)ctx->p)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for the agreement", fn);
     for (;;) { /* at most twice: a rebuild makes every colour match the split */
         agx_intergroup *ig = ctx->ig;
@@ -312,7 +319,7 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
             my_rc = prepare(a, fn);
         }
         my_record(a, color, my_rc, mine);
-        long long *rec = split ? stage : ig->rec;
+        long long *rec = ig ? ig->rec : stage;
         MPI_Comm comm = split ? ctx->pcomm : ig->xcomm;
         if ((rc = PMPI_Allgather(mine, REC_N, MPI_LONG_LONG, rec, REC_N, MPI_LONG_LONG, comm)) != MPI_SUCCESS)
             break;
@@ -321,7 +328,7 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
                 break;
             continue; /* again over the new groups: every colour now matches */
         }
-        if (split)
+        if (rec != ctx->ig->rec)
             memcpy(ctx->ig->rec, rec, sizeof(long long) * REC_N * (size_t)ctx->p);
         rc = judge(ctx->ig, ctx->ig->rec, my_rc, fn);
         break;
