@@ -5,7 +5,9 @@
  * the communicator's error handler exactly once (agx_raise).
  *
  * The checks are local and O(1) (O(p) for allgatherv's counts, which the algorithms
- * read anyway). Like MPI's own, they cannot see an error made on some ranks only.
+ * read anyway). On an intra-communicator, like MPI's own, they cannot see an error made
+ * on some ranks only; an intergroup call agrees on them first (agx_ig_call), so every
+ * process fails together (docs/ARCHITECTURE.md, "No hang").
  */
 #include "agx_internal.h"
 
