@@ -118,8 +118,8 @@ static int still_works(const ctxc *c)
 }
 
 /* ---- the cases ------------------------------------------------------------------------------
- * A case makes one call and returns its code; `who` says which ranks get the bad input
- * (-1: all; else that rank only). one_sided cases are only run where agx agrees on
+ * A case makes one call with the bad input where `bad` is set and returns its code.
+ * one_sided cases are only run where agx agrees on
  * errors (intergroup calls): on an intra-communicator, like MPI's own collectives, input
  * bad on some ranks only is the caller's responsibility (docs/ARCHITECTURE.md). */
 typedef struct {
@@ -216,7 +216,8 @@ static const bcase cases[] = {
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 
-/* The intra mismatch case is local to the failing rank's own block: run it on all. */
+/* One case: the bad input on every rank, or on rank p/2 only (one_sided); the call must
+ * fail on every rank with one handler call, and the communicator still work. */
 static void run_case(const bcase *b, const ctxc *c, const char *alg)
 {
     int bad = b->one_sided ? rank == p / 2 : 1;

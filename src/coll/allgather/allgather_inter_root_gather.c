@@ -19,31 +19,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Steps 1 and 3 with the MPI library's own gatherv and bcast, as production libraries
- * run them, when every size fits an int (the same answer on every process of the group:
- * the sizes come from the agreement). */
-static int library_steps(const agx_args *a, const MPI_Aint *cnt, const MPI_Aint *dsp, MPI_Aint KL)
+/* Step 1: the local blocks (byte layout cnt / dsp, from the agreement) to the root's
+ * `gathered`. lib: with the MPI library's MPI_Gatherv, as production libraries run it
+ * (every size fits an int); else agx's linear gather schedule (64-bit). */
+static int gather(const agx_args *a, int lib, MPI_Aint *cnt, MPI_Aint *dsp, char *gathered)
 {
     const agx_intergroup *ig = a->ig;
     const agx_ig_io *io = a->u.ag.io;
-    int root = ig->lrank == 0, n = ig->lsize, rc = MPI_SUCCESS;
-    int *ic = malloc(sizeof(int) * 2 * (size_t)n), *id = ic ? ic + n : NULL;
-    char *gathered = root ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
-    if (!ic || (root && !gathered))
-        rc = agx_error(MPI_ERR_NO_MEM, "root_gather: out of memory for %lld bytes", (long long)KL);
-    for (int i = 0; rc == MPI_SUCCESS && i < n; i++) {
-        ic[i] = (int)cnt[i];
-        id[i] = (int)dsp[i];
+    int n = ig->lsize, root = ig->lrank == 0;
+    if (lib) {
+        int *ic = (int *)(dsp + n), *id = ic + n; /* io->lay has room past cnt / dsp */
+        for (int i = 0; i < n; i++) {
+            ic[i] = (int)cnt[i];
+            id[i] = (int)dsp[i];
+        }
+        return PMPI_Gatherv(io->bytes, ic[ig->lrank], MPI_BYTE, gathered, ic, id, MPI_BYTE, 0, ig->local);
     }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv(io->bytes, ic[ig->lrank], MPI_BYTE, gathered, ic, id, MPI_BYTE, 0, ig->local);
-    if (rc == MPI_SUCCESS && root)
-        rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io->full, io->rpre[ig->rsize]);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Bcast(io->full, (int)io->rpre[ig->rsize], MPI_BYTE, 0, ig->local);
-    free(gathered);
-    free(ic);
-    return rc;
+    if (root && cnt[0] > 0)
+        memcpy(gathered, io->bytes, (size_t)cnt[0]);
+    if (!root) /* a non-root's layout only needs its own block, which is its packed bytes */
+        dsp[ig->lrank] = 0;
+    return agx_ig_local_run(a, AGX_IG_GATHER, root ? gathered : (char *)io->bytes, cnt, dsp);
+}
+
+/* Step 3: the remote message from the root: MPI_Bcast, or agx's binomial schedule over
+ * a layout of one block. */
+static int bcast(const agx_args *a, int lib, MPI_Aint *cnt, MPI_Aint *dsp)
+{
+    const agx_intergroup *ig = a->ig;
+    const agx_ig_io *io = a->u.ag.io;
+    if (lib)
+        return PMPI_Bcast(io->full, (int)io->rpre[ig->rsize], MPI_BYTE, 0, ig->local);
+    for (int i = 0; i < ig->lsize; i++)
+        cnt[i] = dsp[i] = 0;
+    cnt[0] = io->rpre[ig->rsize];
+    return agx_ig_local_run(a, AGX_IG_BCAST, io->full, cnt, dsp);
 }
 
 int agx_allgather_inter_root_gather(const agx_args *a)
@@ -57,26 +67,15 @@ int agx_allgather_inter_root_gather(const agx_args *a)
         dsp[i] = KL;
         KL += cnt[i];
     }
-    if (KL <= INT_MAX && io->rpre[ig->rsize] <= INT_MAX)
-        return library_steps(a, cnt, dsp, KL);
-    /* beyond int sizes: agx's linear gather and binomial bcast schedules (64-bit) */
+    /* the same answer on every process of the group: the sizes come from the agreement */
+    int lib = KL <= INT_MAX && io->rpre[ig->rsize] <= INT_MAX;
     char *gathered = root ? malloc(KL > 0 ? (size_t)KL : 1) : NULL;
     if (root && !gathered)
         rc = agx_error(MPI_ERR_NO_MEM, "root_gather: out of memory for %lld bytes", (long long)KL);
-    char *base = gathered;
-    if (!root) { /* a non-root's layout only needs its own block, which is its packed bytes */
-        dsp[ig->lrank] = 0;
-        base = (char *)io->bytes;
-    }
-    if (root && rc == MPI_SUCCESS && cnt[0] > 0)
-        memcpy(gathered, io->bytes, (size_t)cnt[0]);
     if (rc == MPI_SUCCESS)
-        rc = agx_ig_local_run(a, AGX_IG_GATHER, base, cnt, dsp);
-    if (rc == MPI_SUCCESS && root)
+        rc = gather(a, lib, cnt, dsp, gathered);
+    if (rc == MPI_SUCCESS && root) /* step 2 */
         rc = agx_ig_swap(a, ig->remote_x[0], gathered, KL, io->full, io->rpre[ig->rsize]);
     free(gathered);
-    for (int i = 0; i < ig->lsize; i++) /* the remote message from the root: one block */
-        cnt[i] = dsp[i] = 0;
-    cnt[0] = io->rpre[ig->rsize];
-    return rc == MPI_SUCCESS ? agx_ig_local_run(a, AGX_IG_BCAST, io->full, cnt, dsp) : rc;
+    return rc == MPI_SUCCESS ? bcast(a, lib, cnt, dsp) : rc;
 }
