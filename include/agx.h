@@ -22,6 +22,7 @@ extern "C" {
 typedef enum {
     AGX_OP_ALLGATHER = 0,
     AGX_OP_ALLGATHERV,
+    AGX_OP_ALLTOALLV,
     AGX_OP_LAST
 } agx_op;
 
@@ -39,6 +40,23 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                    void *recvbuf, const int recvcounts[], const int displs[],
                    MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Personalized exchange with MPI_Alltoallv's signature (MPI_IN_PLACE as MPI allows: the
+ * data sent is the receive buffer's, described by recvcounts / rdispls / recvtype). The
+ * all-to-many kernels of KangRoss20: issend_all, isend_all, spread_out, balanced, pairwise,
+ * tam, native (AGX_ALLTOALLV_ALGORITHM; by default chosen from the call's pattern, see
+ * docs/algorithms.md). Empty pairs send nothing. AGX_ALLTOALLV_THROTTLE=n (default 32; 0:
+ * off) bounds the receives per Waitall round of spread_out and balanced;
+ * AGX_ALLTOALLV_SYNC=issend|isend (default issend) sets their send mode and tam's.
+ * On an intra-communicator every call opens with a 16-byte allreduce on which every rank
+ * agrees its arguments are valid; when any rank's pair sizes changed since the previous
+ * call on the communicator, one more allreduce of 16 p bytes checks every pair's sizes
+ * (sendcounts x sendtype size = recvcounts x recvtype size) and summarises the pattern.
+ * So bad input, on any rank, fails on every rank with one error and never hangs. On an
+ * inter-communicator the library's own MPI_Alltoallv runs. */
+int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                  MPI_Comm comm);
 
 /* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0
  * form group A, the others group B; each rank receives the blocks of the other group, in
@@ -154,7 +172,7 @@ int agx_algorithm_info(agx_op op, agx_kind kind, int i, const char **name,
  * with the algorithm / equation number). */
 int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost,
                           const char **citation);
-/* "allgather", "allgatherv", ... ; NULL for an invalid op. */
+/* "allgather", "allgatherv", "alltoallv"; NULL for an invalid op. */
 const char *agx_op_name(agx_op op);
 
 /* ---- counters --------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #define AGX_INTERNAL_H
 
 #include "agx.h"
+#include "alltoallv.h"
 #include "intergroup.h"
 #include "locality.h"
 #include "patterns.h"
@@ -66,6 +67,21 @@ typedef struct {
     agx_ig_io *io;        /* intergroup calls: the byte view (NULL for raw algorithms) */
 } agx_ag_args;
 
+/* alltoallv, as the user gave it, and its two layouts (block j of the send layout goes to
+ * rank j, block s of the receive layout comes from rank s) */
+typedef struct {
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    const int *sendcounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts, *rdispls;
+    MPI_Datatype recvtype;
+    agx_blocks sblk, rblk; /* in place: sblk describes a copy of the receive buffer */
+    unsigned char *snz, *rnz; /* the non-empty pairs, per peer */
+    int throttle;          /* AGX_ALLTOALLV_THROTTLE */
+    unsigned send_flags;   /* AGX_ALLTOALLV_SYNC: AGX_SOP_SYNC for issend */
+} agx_a2a_args;
+
 typedef struct {
     agx_op op;
     agx_kind kind;        /* which table serves the call: intra, or inter (an
@@ -80,8 +96,10 @@ typedef struct {
                            * group for intergroup allgathers), rank: in the caller's group */
     int inter;            /* an inter call: inter-communicator or colour split */
     long long msg_bytes;  /* the size the selection rules look at (allgather: the result) */
+    const agx_a2a_pattern *pattern; /* alltoallv: the call's pattern (selection reads it) */
     union {               /* the per-operation part */
         agx_ag_args ag;
+        agx_a2a_args a2a;
     } u;
 } agx_args;
 
@@ -126,6 +144,9 @@ typedef struct {
     long long below_bytes;      /* msg_bytes < below_bytes; 0: any size */
     int pow2;                   /* 1: p must be a power of two */
     int min_p;                  /* p >= min_p */
+    /* alltoallv's pattern (0: any): |R| <= recv_pct_max % of p; the most senders of one
+     * receiver >= send_pct_min % of p, or < send_pct_max % of p */
+    int recv_pct_max, send_pct_min, send_pct_max;
     const char *alg;
 } agx_rule;
 
@@ -183,6 +204,8 @@ struct agx_ctx {
     agx_cached *cache;         /* schedules cached per (algorithm, shape) */
     agx_intergroup *ig;        /* the two groups (inter-communicator or colour split) */
     struct agx_pat *pat;       /* the PAT session on this communicator (src/pat) */
+    agx_a2a_pattern *a2a;      /* alltoallv: the pattern of the last call, verified */
+    unsigned long long a2a_hash; /* this rank's side of that call (its pair sizes) */
     struct agx_ctx *prev, *next;
 };
 
@@ -336,6 +359,23 @@ int agx_ig_exchange(const agx_args *a, long long R, const long long *sbnd, const
 /* One byte message each way between this process and xcomm rank peer, as a schedule. */
 int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, void *rbuf,
                 long long rn);
+
+/* ---- the entry points' shared checks (src/core/api.c) ------------------------------------ */
+/* The communicator (MPI_COMM_NULL, inter-communicator where an intra one is needed); sets
+ * a->inter, a->kind, a->table. */
+int agx_check_comm(agx_args *a, const char *fn);
+/* MPI_ERR_BUFFER for a NULL buffer that would be read or written. */
+int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what);
+/* The opening of every entry point: the communicator checked, its context set up (the
+ * private duplicate), a->ctx, comm, rank, p set. */
+int agx_call_begin(agx_args *a, const char *fn);
+/* Select the algorithm (a->alg) and remember it as the communicator's last. */
+int agx_choose(agx_args *a);
+
+/* ---- alltoallv (src/coll/alltoallv/alltoallv_run.c) ---------------------------------------
+ * Run `kernel` over the call's layouts, throttle receives per round (0: none), sends with
+ * send_flags (AGX_SOP_SYNC: Issend). */
+int agx_a2a_run(const agx_args *a, agx_a2a_kernel kernel, int throttle, unsigned send_flags);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code (not raised). */

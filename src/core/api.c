@@ -16,7 +16,7 @@
 
 /* A NULL buffer is an error when it would be read or written, unless the datatype
  * addresses memory absolutely (MPI_BOTTOM with a true lower bound). */
-static int check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what)
+int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what)
 {
     int size;
     MPI_Aint lb, extent;
@@ -30,7 +30,7 @@ static int check_buffer(const void *buf, long long count, MPI_Datatype t, const 
 }
 
 /* The communicator: checked at once (there is nothing to agree over without one). */
-static int check_comm(agx_args *a, const char *fn)
+int agx_check_comm(agx_args *a, const char *fn)
 {
     int inter_comm = 0;
     if (a->user_comm == MPI_COMM_NULL)
@@ -63,7 +63,7 @@ static int check_args(agx_args *a, int color, const char *fn)
         snprintf(what, sizeof what, "%s: sendtype", fn);
         if ((rc = agx_type_check(g->sendtype, what)) != MPI_SUCCESS)
             return rc;
-        if ((rc = check_buffer(g->sendbuf, g->sendcount, g->sendtype, "sendbuf")) != MPI_SUCCESS)
+        if ((rc = agx_check_buffer(g->sendbuf, g->sendcount, g->sendtype, "sendbuf")) != MPI_SUCCESS)
             return rc;
     }
     snprintf(what, sizeof what, "%s: recvtype", fn);
@@ -96,7 +96,7 @@ static int layout(agx_args *a, const char *fn)
         elems += agx_blk_count(b, i);
     }
     a->msg_bytes = elems * b->type_size;
-    int rc = check_buffer(g->recvbuf, elems, g->recvtype, "recvbuf");
+    int rc = agx_check_buffer(g->recvbuf, elems, g->recvtype, "recvbuf");
     if (rc != MPI_SUCCESS)
         return rc;
     if (g->sendbuf != MPI_IN_PLACE && !a->inter) {
@@ -111,7 +111,22 @@ static int layout(agx_args *a, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int choose(agx_args *a)
+int agx_call_begin(agx_args *a, const char *fn)
+{
+    agx_ctx *ctx;
+    int rc;
+    if ((rc = agx_check_comm(a, fn)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+        return rc;
+    a->ctx = ctx;
+    a->comm = ctx->pcomm;
+    a->rank = ctx->rank;
+    a->p = ctx->p;
+    return MPI_SUCCESS;
+}
+
+int agx_choose(agx_args *a)
 {
     int rc, index;
     if ((rc = agx_select(a, &index)) != MPI_SUCCESS)
@@ -129,7 +144,7 @@ static int inter_prepare(agx_args *a, const char *fn)
     agx_ig_io *io = a->u.ag.io;
     int rc;
     agx_ig_io_end(a, io, MPI_ERR_OTHER); /* an earlier pass's, before a rebuild: freed */
-    if ((rc = layout(a, fn)) != MPI_SUCCESS || (rc = choose(a)) != MPI_SUCCESS)
+    if ((rc = layout(a, fn)) != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
         return rc;
     return a->alg->raw ? MPI_SUCCESS : agx_ig_io_begin(a, io);
 }
@@ -139,19 +154,13 @@ static int inter_prepare(agx_args *a, const char *fn)
 static int allgather_family(agx_args *a, int color, const char *fn)
 {
     agx_ig_io io = {0};
-    agx_ctx *ctx;
     int rc;
-    if ((rc = check_comm(a, fn)) != MPI_SUCCESS)
+    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
         return rc;
-    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
-        return rc;
-    a->ctx = ctx;
-    a->comm = ctx->pcomm;
-    a->rank = ctx->rank;
-    a->p = ctx->p;
+    agx_ctx *ctx = a->ctx;
     int local = check_args(a, color, fn);
     if (a->kind == AGX_KIND_INTRA) {
-        if (local != MPI_SUCCESS || (rc = layout(a, fn)) != MPI_SUCCESS || (rc = choose(a)) != MPI_SUCCESS)
+        if (local != MPI_SUCCESS || (rc = layout(a, fn)) != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
             return local != MPI_SUCCESS ? local : rc;
         return a->alg->fn(a);
     }

@@ -35,6 +35,9 @@ static void ctx_free(agx_ctx *ctx)
     for (int op = 0; op < AGX_OP_LAST; op++)
         free(ctx->env_bad[op]);
     agx_pat_ctx_free(ctx);
+    if (ctx->a2a)
+        agx_a2a_pattern_free(ctx->a2a);
+    free(ctx->a2a);
     agx_cache_free(ctx);
     agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);

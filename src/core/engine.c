@@ -145,7 +145,8 @@ static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_ms
         agx_stats_count_map(x->node_of, x->me, op->peer, m->bytes);
         if (x->intergroup)
             agx_stats_intergroup(m->bytes, 0);
-        rc = MPI_Isend(m->addr, m->count, m->type, op->peer, tag, x->comm, req);
+        rc = (op->flags & AGX_SOP_SYNC ? MPI_Issend : MPI_Isend)(m->addr, m->count, m->type, op->peer, tag,
+                                                                  x->comm, req);
     } else {
         if (x->intergroup)
             agx_stats_intergroup(-1, m->bytes);

@@ -13,13 +13,27 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/* A rule's pattern conditions (alltoallv), against the call's pattern. */
+static int pattern_holds(const agx_rule *r, const agx_args *a)
+{
+    const agx_a2a_pattern *pt = a->pattern;
+    if (!r->recv_pct_max && !r->send_pct_min && !r->send_pct_max)
+        return 1;
+    if (!pt)
+        return 0;
+    long long p = pt->p;
+    return (!r->recv_pct_max || pt->nrecv * 100LL <= r->recv_pct_max * p) &&
+           (!r->send_pct_min || pt->smax * 100LL >= r->send_pct_min * p) &&
+           (!r->send_pct_max || pt->smax * 100LL < r->send_pct_max * p);
+}
+
 static int default_rule(const agx_args *a)
 {
     const agx_table *t = a->table;
     for (int i = 0; i < t->nrules; i++) {
         const agx_rule *r = &t->rules[i];
         if ((r->below_bytes == 0 || a->msg_bytes < r->below_bytes) && (!r->pow2 || agx_is_pow2(a->p)) &&
-            a->p >= r->min_p) {
+            a->p >= r->min_p && pattern_holds(r, a)) {
             int idx = agx_alg_find(a->op, a->kind, r->alg);
             if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;

@@ -49,6 +49,7 @@ enum { AGX_SOP_SEND = 0, AGX_SOP_RECV, AGX_SOP_COPY, AGX_SOP_REDUCE };
 enum {
     AGX_SOP_ASYNC = 1u << 0,     /* send / receive completed at the end of the schedule,
                                   * not of its round (a send that overlaps later rounds) */
+    AGX_SOP_SYNC = 1u << 1,      /* send: synchronous mode (MPI_Issend) */
 };
 
 typedef struct {

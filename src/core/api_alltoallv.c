@@ -1,0 +1,249 @@
+/*
+ * agx_alltoallv: check, agree, summarise the pattern, select, run.
+ *
+ * A personalized exchange fails in a way no rank sees alone: a rank whose counts say "no
+ * message" for a pair the other side expects would leave that side waiting for ever. So
+ * every intra call opens with an agreement (docs/ARCHITECTURE.md, "No hang"):
+ *  1. one 16-byte allreduce: any rank's local error (counts, arrays, datatypes, buffers,
+ *     environment, allocation), and whether any rank's pair sizes changed since the last
+ *     call on this communicator;
+ *  2. only when they changed: one allreduce of 2 p 64-bit words, per receiver the number
+ *     of senders and a sum of hashes of (sender, bytes), from which every receiver checks
+ *     its recvcounts against what is sent to it; one more 8-byte allreduce agrees on the
+ *     verdict. The same summary is the call's pattern (receiver set, senders per receiver,
+ *     the balanced kernel's rank list), cached for the calls that repeat it.
+ * A bad call fails on every rank with one error, before any data moves. Inter-
+ * communicators run the library's own MPI_Alltoallv (native), with its own checks.
+ */
+#include "agx_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static unsigned long long mix64(unsigned long long x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+/* The hash of one non-empty pair as its receiver and its sender both compute it. */
+static unsigned long long pair_hash(int sender, long long bytes)
+{
+    return mix64(((unsigned long long)sender << 40) ^ (unsigned long long)bytes);
+}
+
+static int env_settings(agx_a2a_args *g)
+{
+    long long v = 32;
+    if (agx_env_int("AGX_ALLTOALLV_THROTTLE", 0, INT_MAX, &v) < 0)
+        return agx_error(MPI_ERR_ARG, "AGX_ALLTOALLV_THROTTLE=%s: expected an integer >= 0 (receives "
+                         "per round; 0: no throttling)", getenv("AGX_ALLTOALLV_THROTTLE"));
+    g->throttle = (int)v;
+    const char *s = getenv("AGX_ALLTOALLV_SYNC");
+    g->send_flags = AGX_SOP_SYNC;
+    if (s && *s && strcasecmp(s, "issend")) {
+        if (strcasecmp(s, "isend"))
+            return agx_error(MPI_ERR_ARG, "AGX_ALLTOALLV_SYNC=%s: expected issend or isend", s);
+        g->send_flags = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+/* A layout over the user's arrays; its element total in *elems. */
+static int side_layout(agx_blocks *b, const void *buf, const int *counts, const int *displs, MPI_Datatype t,
+                       int p, const char *name, const char *fn, long long *elems)
+{
+    MPI_Aint lb;
+    MPI_Count size;
+    *b = (agx_blocks){.buf = (char *)buf, .type = t, .p = p, .counts = counts, .displs = displs};
+    MPI_Type_get_extent(t, &lb, &b->extent);
+    MPI_Type_size_x(t, &size);
+    b->type_size = size;
+    *elems = 0;
+    for (int i = 0; i < p; i++) {
+        if (counts[i] < 0)
+            return agx_error(MPI_ERR_COUNT, "%s: %s[%d] = %d is negative", fn, name, i, counts[i]);
+        *elems += counts[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/* In place: the data to send is the receive buffer as it is now; copy the span its blocks
+ * cover, and describe the copy with the receive layout. */
+static int in_place_copy(agx_a2a_args *g, char **tmp)
+{
+    const agx_blocks *r = &g->rblk;
+    MPI_Aint tlb, text, lo = 0, hi = 0;
+    int any = 0;
+    MPI_Type_get_true_extent(g->recvtype, &tlb, &text);
+    for (int i = 0; i < r->p; i++) {
+        if (!r->counts[i])
+            continue;
+        MPI_Aint a = (MPI_Aint)r->displs[i] * r->extent + tlb;
+        MPI_Aint b = a + (MPI_Aint)(r->counts[i] - 1) * r->extent + text;
+        lo = !any || a < lo ? a : lo;
+        hi = !any || b > hi ? b : hi;
+        any = 1;
+    }
+    g->sblk = *r;
+    if (!any)
+        return MPI_SUCCESS;
+    if (!(*tmp = malloc((size_t)(hi - lo))))
+        return agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: no memory for the in-place copy (%lld bytes)",
+                         (long long)(hi - lo));
+    memcpy(*tmp, r->buf + lo, (size_t)(hi - lo));
+    g->sblk.buf = *tmp - lo;
+    return MPI_SUCCESS;
+}
+
+/* Everything this rank can check alone; fills the layouts, the non-empty pairs, the
+ * summary words (sum: 2 p per-receiver words) and the hash of its side. */
+static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned long long *hash, const char *fn)
+{
+    agx_a2a_args *g = &a->u.a2a;
+    int p = a->p, rc, in_place = g->sendbuf == MPI_IN_PLACE;
+    long long se = 0, re = 0;
+    char what[96];
+    if ((rc = env_settings(g)) != MPI_SUCCESS)
+        return rc;
+    if (!g->recvcounts || !g->rdispls || (!in_place && (!g->sendcounts || !g->sdispls)))
+        return agx_error(MPI_ERR_ARG, "%s: a count or displacement array is NULL", fn);
+    snprintf(what, sizeof what, "%s: recvtype", fn);
+    if ((rc = agx_type_check(g->recvtype, what)) != MPI_SUCCESS)
+        return rc;
+    snprintf(what, sizeof what, "%s: sendtype", fn);
+    if (!in_place && (rc = agx_type_check(g->sendtype, what)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = side_layout(&g->rblk, g->recvbuf, g->recvcounts, g->rdispls, g->recvtype, p, "recvcounts", fn,
+                          &re)) != MPI_SUCCESS ||
+        (rc = agx_check_buffer(g->recvbuf, re, g->recvtype, "recvbuf")) != MPI_SUCCESS)
+        return rc;
+    if (in_place)
+        rc = in_place_copy(g, tmp);
+    else if ((rc = side_layout(&g->sblk, g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, p, "sendcounts",
+                               fn, &se)) == MPI_SUCCESS)
+        rc = agx_check_buffer(g->sendbuf, se, g->sendtype, "sendbuf");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    a->msg_bytes = 0;
+    *hash = mix64((unsigned long long)p);
+    for (int j = 0; j < p; j++) {
+        long long sb = agx_blk_count(&g->sblk, j) * g->sblk.type_size;
+        long long rb = agx_blk_count(&g->rblk, j) * g->rblk.type_size;
+        g->snz[j] = sb > 0;
+        g->rnz[j] = rb > 0;
+        a->msg_bytes += sb;
+        sum[j] = g->snz[j];
+        sum[p + j] = sb > 0 ? pair_hash(a->rank, sb) : 0;
+        *hash = mix64(*hash ^ mix64(((unsigned long long)sb << 1) ^ ((unsigned long long)rb << 33) ^ (unsigned)j));
+    }
+    return MPI_SUCCESS;
+}
+
+/* One allreduce of (class << 32 | rank) of any failing rank: the same verdict everywhere.
+ * Returns the code to return here: mine, a new one naming the failing rank, or success. */
+static int agree(agx_args *a, int mine, long long extra_in, long long *extra_out, const char *why)
+{
+    int cls = 0;
+    if (mine != MPI_SUCCESS)
+        MPI_Error_class(mine, &cls);
+    long long in[2] = {mine != MPI_SUCCESS ? ((long long)cls << 32) | a->rank : -1, extra_in}, out[2];
+    int rc = PMPI_Allreduce(in, out, 2, MPI_LONG_LONG, MPI_MAX, a->comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (extra_out)
+        *extra_out = out[1];
+    if (out[0] < 0 || mine != MPI_SUCCESS)
+        return mine;
+    return agx_error((int)(out[0] >> 32), "agx_alltoallv: rank %d %s (its own error says why)",
+                     (int)(out[0] & 0xffffffff), why);
+}
+
+/* Step 2: the per-receiver summary, checked by each receiver, becomes the cached pattern. */
+static int summarise(agx_args *a, unsigned long long *sum, unsigned long long hash)
+{
+    agx_ctx *ctx = a->ctx;
+    agx_a2a_args *g = &a->u.a2a;
+    int p = a->p, r = a->rank, mine = MPI_SUCCESS, rc, nexp = 0;
+    unsigned long long *tot = sum + 2 * p, hexp = 0;
+    if ((rc = PMPI_Allreduce(sum, tot, 2 * p, MPI_UNSIGNED_LONG_LONG, MPI_SUM, a->comm)) != MPI_SUCCESS)
+        return rc;
+    for (int s = 0; s < p; s++)
+        if (g->rnz[s]) {
+            nexp++;
+            hexp += pair_hash(s, agx_blk_count(&g->rblk, s) * g->rblk.type_size);
+        }
+    if (tot[r] != (unsigned long long)nexp || tot[p + r] != hexp)
+        mine = agx_error(MPI_ERR_TRUNCATE, "agx_alltoallv: rank %d's recvcounts expect %d non-empty messages "
+                         "but %llu ranks send it one, or their sizes differ (sendcounts x sendtype size must "
+                         "equal recvcounts x recvtype size for every pair)", r, nexp, tot[r]);
+    if (ctx->a2a)
+        agx_a2a_pattern_free(ctx->a2a);
+    else if (!(ctx->a2a = calloc(1, sizeof *ctx->a2a)) && mine == MPI_SUCCESS)
+        mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
+    int *ns = (int *)sum; /* the words sent are no longer needed */
+    for (int j = 0; j < p; j++)
+        ns[j] = (int)tot[j];
+    if (mine == MPI_SUCCESS && agx_a2a_pattern_init(ctx->a2a, p, ns))
+        mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
+    rc = agree(a, mine, 0, NULL, "receives sizes that do not match what is sent to it");
+    if (rc != MPI_SUCCESS) {
+        if (ctx->a2a)
+            agx_a2a_pattern_free(ctx->a2a);
+        free(ctx->a2a);
+        ctx->a2a = NULL;
+        return rc;
+    }
+    ctx->a2a_hash = hash;
+    a->pattern = ctx->a2a;
+    return MPI_SUCCESS;
+}
+
+static int alltoallv(agx_args *a, const char *fn)
+{
+    char *tmp = NULL;
+    unsigned long long hash = 0, *sum = NULL;
+    long long changed = 0;
+    int rc;
+    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
+        return rc;
+    agx_ctx *ctx = a->ctx;
+    if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
+        return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : a->alg->fn(a);
+    size_t p = (size_t)a->p;
+    char *mem = malloc(p * 4 * sizeof(unsigned long long) + 2 * p);
+    int local = mem ? MPI_SUCCESS : agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", fn, a->p);
+    if (mem) {
+        sum = (unsigned long long *)mem;
+        a->u.a2a.snz = (unsigned char *)(sum + 4 * p);
+        a->u.a2a.rnz = a->u.a2a.snz + p;
+        local = local_side(a, &tmp, sum, &hash, fn);
+    }
+    rc = agree(a, local, local == MPI_SUCCESS && (!ctx->a2a || ctx->a2a_hash != hash), &changed,
+               "has invalid arguments");
+    if (rc == MPI_SUCCESS) {
+        a->pattern = ctx->a2a;
+        if (changed)
+            rc = summarise(a, sum, hash);
+    }
+    if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS)
+        rc = a->alg->fn(a);
+    free(tmp);
+    free(mem);
+    return rc;
+}
+
+int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                  MPI_Comm comm)
+{
+    agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
+                  .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                            .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                            .rdispls = rdispls, .recvtype = recvtype}};
+    return agx_raise(comm, alltoallv(&a, "agx_alltoallv"));
+}
