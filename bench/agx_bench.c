@@ -54,6 +54,8 @@ static void usage(FILE *f)
             "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
             "       agx-bench pap [-N LIST] [--iterations N] [--max-delay LIST] [-a LIST]\n"
             "                 (Proficz21's mini-benchmark; agx-bench pap -h)\n"
+            "       agx-bench alltoallv [--pattern P] [--receivers N] [--bytes LIST] [-a LIST]\n"
+            "                 (KangRoss20's all-to-many kernels; agx-bench alltoallv -h)\n"
             "       agx-bench --list\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
@@ -414,12 +416,15 @@ static void write_json(const char *path, const options *o, const record *r, int 
 }
 
 int agx_bench_pap(int argc, char **argv);
+int agx_bench_a2a(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
     options o;
     if (argc >= 2 && !strcmp(argv[1], "pap"))
         return agx_bench_pap(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "alltoallv"))
+        return agx_bench_a2a(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "--list")) {
         bench_list_algorithms();
         return 0;

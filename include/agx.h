@@ -191,11 +191,19 @@ typedef struct {
     unsigned long long msgs_intergroup;
     unsigned long long bytes_intergroup_sent;
     unsigned long long bytes_intergroup_recv;
+    /* Arrival trace (agx_stats_trace(1)): receives completed since the reset, and the
+     * MPI_Wtime() of the first and the last of them (0 when none). */
+    unsigned long long arrivals;
+    double first_arrival, last_arrival;
 } agx_stats;
 
 void agx_stats_enable(int on);
 int agx_stats_enabled(void);
 void agx_stats_reset(void);
+/* Arrival trace, for agx-bench's straggler column: when on, agx completes each round's
+ * requests one by one (MPI_Waitany) and timestamps every receive. Changes the timing: use
+ * it for a separate, untimed pass. Off by default. */
+void agx_stats_trace(int on);
 void agx_stats_get(agx_stats *out);
 
 #ifdef __cplusplus

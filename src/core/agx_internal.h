@@ -396,6 +396,10 @@ void agx_stats_intergroup(long long sent, long long recvd);
 /* The same with an explicit rank -> node map (NULL: not counted). */
 void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
 
+/* The arrival trace (agx_stats_trace): on, and one receive completed at time t. */
+int agx_stats_tracing(void);
+void agx_stats_arrival(double t);
+
 /* ---- strict environment parsing ---------------------------------------------------------- */
 /* The integer value of variable `name` in [min, max]: 0 and *v set, 1 when unset (or empty),
  * -1 when malformed. */

@@ -21,6 +21,7 @@ typedef struct {
     int count;
     MPI_Datatype type;
     int owned;           /* type was created here */
+    int recv;            /* a receive (the arrival trace timestamps it) */
     long long bytes;
 } agx_msg;
 
@@ -140,6 +141,7 @@ static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_ms
     int rc = msg_build(&x->bufs[op->buf], &s->ranges[op->r0], op->nr, m);
     if (rc != MPI_SUCCESS)
         return rc;
+    m->recv = op->kind == AGX_SOP_RECV;
     int tag = op->tag ? op->tag : x->tag;
     if (op->kind == AGX_SOP_SEND) {
         agx_stats_count_map(x->node_of, x->me, op->peer, m->bytes);
@@ -181,10 +183,16 @@ static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
  * messages' types. */
 static int complete(int rc, int n, MPI_Request *req, agx_msg *msg)
 {
-    if (rc == MPI_SUCCESS)
-        rc = agx_waitall(n, req);
-    else
+    if (rc != MPI_SUCCESS)
         agx_cancel_all(n, req);
+    else if (!agx_stats_tracing())
+        rc = agx_waitall(n, req);
+    for (int k = 0, idx; k < n && rc == MPI_SUCCESS && agx_stats_tracing(); k++) {
+        MPI_Status st;
+        rc = MPI_Waitany(n, req, &idx, &st);
+        if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED && msg[idx].recv)
+            agx_stats_arrival(MPI_Wtime());
+    }
     for (int k = 0; k < n; k++)
         msg_release(&msg[k]);
     return rc;

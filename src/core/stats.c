@@ -8,6 +8,21 @@
 static atomic_int enabled = -1; /* -1: not yet read from AGX_STATS */
 static atomic_ullong c_msgs_local, c_msgs_nonlocal, c_bytes_local, c_bytes_nonlocal;
 static atomic_ullong c_msgs_ig, c_bytes_ig_sent, c_bytes_ig_recv;
+/* the arrival trace: one process's own receives (not shared between threads) */
+static int tracing;
+static unsigned long long t_arrivals;
+static double t_first, t_last;
+
+void agx_stats_trace(int on) { tracing = on; }
+int agx_stats_tracing(void) { return tracing; }
+
+void agx_stats_arrival(double t)
+{
+    if (!t_arrivals++ || t < t_first)
+        t_first = t;
+    if (t > t_last)
+        t_last = t;
+}
 
 int agx_stats_enabled(void)
 {
@@ -31,6 +46,8 @@ void agx_stats_reset(void)
     atomic_store(&c_msgs_ig, 0);
     atomic_store(&c_bytes_ig_sent, 0);
     atomic_store(&c_bytes_ig_recv, 0);
+    t_arrivals = 0;
+    t_first = t_last = 0;
 }
 
 void agx_stats_get(agx_stats *out)
@@ -42,6 +59,9 @@ void agx_stats_get(agx_stats *out)
     out->msgs_intergroup = atomic_load(&c_msgs_ig);
     out->bytes_intergroup_sent = atomic_load(&c_bytes_ig_sent);
     out->bytes_intergroup_recv = atomic_load(&c_bytes_ig_recv);
+    out->arrivals = t_arrivals;
+    out->first_arrival = t_first;
+    out->last_arrival = t_last;
 }
 
 void agx_stats_intergroup(long long sent, long long recvd)

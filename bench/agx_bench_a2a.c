@@ -1,0 +1,416 @@
+/*
+ * agx-bench alltoallv: the all-to-many kernels of KangRoss20 against each other and the
+ * MPI library's MPI_Alltoallv, OSU-style.
+ *
+ *   agx-bench alltoallv [--pattern all-to-many|many-to-many|uniform] [--receivers N]
+ *             [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [--csv F] [--json F]
+ *             [-q] [--regions NxM]
+ *
+ * Patterns (bytes per non-empty pair from --bytes, MPI_BYTE data):
+ *   all-to-many   every rank sends to N receivers, ranks floor(i p / N) (default N = p/16,
+ *                 at least 1: one per 16-rank node, KangRoss20's E3SM-IO case);
+ *   many-to-many  N receivers (default p), each hearing from S senders (default
+ *                 ceil(sqrt p): BTIO's data phase on Lustre), ranks j + 1 + k floor(p/S);
+ *   uniform       every pair (MPI_Alltoallv's classic case).
+ * --stride S puts the receivers at ranks i S instead (KangRoss20's Lustre placement, ranks
+ * 64 i: with S below p / N they crowd the low ranks, the straggler case of Figure 1a).
+ * Timing as in the other modes (barrier, max over ranks per iteration, avg/min/max/p50/
+ * p99). After the timed iterations one untimed pass runs with agx's arrival trace on
+ * (agx_stats_trace): First = mean over receivers of the time their first message from
+ * another rank arrived, Last = the latest last arrival over receivers, both from the start
+ * of the call: the straggler effect (Sec. III-B) shows as a late First at receivers that
+ * wait for senders busy elsewhere. '-' for native (invisible to agx).
+ * AGX_ALLTOALLV_THROTTLE / AGX_ALLTOALLV_SYNC apply as in any agx program.
+ */
+#include "agx.h"
+#include "bench.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { P_TO_MANY, P_MANY, P_UNIFORM };
+static const char *pnames[] = {"all-to-many", "many-to-many", "uniform"};
+
+typedef struct {
+    int pattern, nrecv, nsend, stride, iters, warmup, check, quiet, region_size;
+    long long bytes[64];
+    int nbytes;
+    char *algs[MAX_ALGS];
+    int nalgs;
+    const char *csv, *json;
+} a2a_opts;
+
+typedef struct {
+    char alg[64];
+    long long bytes;
+    double t[5];                /* avg, min, max, p50, p99 (us) */
+    double first, last;         /* arrival trace (us), < 0: not visible */
+    unsigned long long ml, mn;  /* messages of the busiest rank, local / non-local */
+    int counted, validated;
+} a2a_rec;
+
+static int rank, nprocs;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: agx-bench alltoallv [--pattern all-to-many|many-to-many|uniform] [--receivers N]\n"
+               "         [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [--csv F] [--json F] [-q]\n"
+               "         [--regions NxM]\n"
+               "  --bytes LIST  bytes per non-empty pair, comma-separated (K, M suffixes; default 64,1K,16K)\n"
+               "  --receivers N receivers (all-to-many: default p/16; many-to-many: default p)\n"
+               "  --senders S   many-to-many: senders per receiver (default ceil(sqrt(p)))\n"
+               "  --stride S    receivers are ranks 0, S, 2S, ... (default: spread over all ranks)\n"
+               "  -a LIST       algorithms (default: auto); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
+               "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n");
+}
+
+static int parse(int argc, char **argv, a2a_opts *o)
+{
+    static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
+                                       {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
+                                       {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+    char *items[64], *end;
+    int c, n;
+    *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}};
+    /* optind = 0: a full reset of getopt's state (SMPI runs every rank in one process);
+     * argv + 1: "alltoallv" is the program name to getopt; '+': no permutation */
+    optind = 0;
+    argc--, argv++;
+    while ((c = getopt_long(argc, argv, "+a:i:x:cqh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'P':
+            for (o->pattern = 0; o->pattern < 3 && strcmp(optarg, pnames[o->pattern]); o->pattern++)
+                ;
+            if (o->pattern == 3)
+                return fprintf(stderr, "agx-bench: unknown pattern '%s'\n", optarg), -1;
+            break;
+        case 'R': case 'S': case 'T': case 'i': case 'x': {
+            long v = strtol(optarg, &end, 10);
+            if (*end || v < (c == 'x' ? 0 : 1) || v > 1 << 30)
+                return fprintf(stderr, "agx-bench: -%c %s: expected a positive integer\n", c, optarg), -1;
+            *(c == 'R' ? &o->nrecv : c == 'S' ? &o->nsend : c == 'T' ? &o->stride : c == 'i' ? &o->iters
+                                                                                   : &o->warmup) = (int)v;
+            break;
+        }
+        case 'B':
+            if ((n = bench_split(optarg, items, 64)) <= 0)
+                return fprintf(stderr, "agx-bench: --bytes %s: at most 64 sizes\n", optarg), -1;
+            o->nbytes = n;
+            for (int k = 0; k < n; k++) {
+                o->bytes[k] = parse_size(items[k]);
+                if (o->bytes[k] < 0 || o->bytes[k] > 1 << 30)
+                    c = -2, fprintf(stderr, "agx-bench: --bytes: '%s' is not a size up to 1G\n", items[k]);
+                free(items[k]);
+            }
+            if (c == -2)
+                return -1;
+            break;
+        case 'a':
+            if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) < 0)
+                return -1;
+            break;
+        case 'G': {
+            int nr, ns;
+            if (sscanf(optarg, "%dx%d", &nr, &ns) != 2 || nr < 1 || ns < 1)
+                return fprintf(stderr, "agx-bench: --regions %s: expected NxM\n", optarg), -1;
+            o->region_size = ns;
+            break;
+        }
+        case 'c': o->check = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'C': o->csv = optarg; break;
+        case 'J': o->json = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        default: return -1;
+        }
+    }
+    if (optind < argc)
+        return fprintf(stderr, "agx-bench: unexpected argument '%s'\n", argv[optind]), -1;
+    if (o->nalgs == 0)
+        o->algs[o->nalgs++] = strdup("auto");
+    return 0;
+}
+
+/* j is one of n receivers: ranks i * stride (--stride), else floor(i p / n), i < n. */
+static int is_receiver(int j, int n, int stride)
+{
+    if (stride)
+        return j % stride == 0 && j / stride < n;
+    long long i = ((long long)j * n + nprocs - 1) / nprocs;
+    return i < n && i * nprocs / n == j;
+}
+
+/* Bytes rank s sends rank j (0: none). */
+static int pair(const a2a_opts *o, int s, int j, long long bytes)
+{
+    int p = nprocs;
+    if (o->pattern == P_UNIFORM)
+        return (int)bytes;
+    if (!is_receiver(j, o->nrecv, o->stride))
+        return 0;
+    if (o->pattern == P_TO_MANY)
+        return (int)bytes;
+    int S = o->nsend, stride = p / S > 0 ? p / S : 1, d = (s - j - 1 + 2 * p) % p; /* s = j + 1 + k stride */
+    return d % stride == 0 && d / stride < S ? (int)bytes : 0;
+}
+
+static unsigned char val(int src, int dst, long long k) { return (unsigned char)(src * 31 + dst * 7 + k + 1); }
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+typedef struct {
+    int *sc, *sd, *rc, *rd;
+    unsigned char *sbuf, *rbuf;
+    long long sn, rn;
+} a2a_bufs;
+
+static int bufs_make(const a2a_opts *o, long long bytes, a2a_bufs *b)
+{
+    int p = nprocs, have, all;
+    *b = (a2a_bufs){0};
+    b->sc = malloc(sizeof(int) * 4 * (size_t)p);
+    b->sn = b->rn = 0;
+    if (b->sc) {
+        b->sd = b->sc + p, b->rc = b->sd + p, b->rd = b->rc + p;
+        for (int j = 0; j < p; j++) {
+            b->sc[j] = pair(o, rank, j, bytes), b->sd[j] = (int)b->sn, b->sn += b->sc[j];
+            b->rc[j] = pair(o, j, rank, bytes), b->rd[j] = (int)b->rn, b->rn += b->rc[j];
+        }
+    }
+    b->sbuf = malloc((size_t)b->sn + 1);
+    b->rbuf = malloc((size_t)b->rn + 1);
+    have = b->sc && b->sbuf && b->rbuf && b->sn < (1LL << 31) && b->rn < (1LL << 31);
+    MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); /* none waits alone */
+    if (!have)
+        fprintf(stderr, "agx-bench: rank %d cannot allocate %lld + %lld bytes\n", rank, b->sn, b->rn);
+    return all;
+}
+
+static void bufs_free(a2a_bufs *b)
+{
+    free(b->sc), free(b->sbuf), free(b->rbuf);
+}
+
+/* One call; with check, fresh data first and the result compared after. */
+static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, int it, int *ok, double *t)
+{
+    if (o->check)
+        for (int j = 0; j < nprocs; j++)
+            for (int k = 0; k < b->sc[j]; k++)
+                b->sbuf[b->sd[j] + k] = val(rank, j, k + it);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int rc = agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
+    *t = MPI_Wtime() - t0;
+    for (int s = 0; o->check && rc == MPI_SUCCESS && s < nprocs; s++)
+        for (int k = 0; k < b->rc[s] && *ok; k++)
+            *ok = b->rbuf[b->rd[s] + k] == val(s, rank, k + it);
+    return rc;
+}
+
+static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm comm, a2a_rec *r, double *times)
+{
+    a2a_bufs b;
+    int ok = 1, okall, rc = MPI_SUCCESS;
+    double t, first, last;
+    if (!bufs_make(o, bytes, &b)) {
+        bufs_free(&b);
+        return MPI_ERR_NO_MEM;
+    }
+    if ((rc = agx_comm_set_algorithm(comm, AGX_OP_ALLTOALLV, strcasecmp(alg, "auto") ? alg : NULL)) != MPI_SUCCESS)
+        goto out;
+    for (int it = -o->warmup; it < o->iters && rc == MPI_SUCCESS; it++) {
+        if (it == 0)
+            agx_stats_reset();
+        rc = call(o, &b, comm, it, &ok, &t);
+        if (it >= 0)
+            times[it] = t;
+    }
+    agx_stats st;
+    agx_stats_get(&st);
+    unsigned long long c[2] = {st.msgs_local / o->iters, st.msgs_nonlocal / o->iters}, cm[2];
+    agx_stats_reset(); /* the traced pass */
+    agx_stats_trace(1);
+    if (rc == MPI_SUCCESS) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        rc = agx_alltoallv(b.sbuf, b.sc, b.sd, MPI_BYTE, b.rbuf, b.rc, b.rd, MPI_BYTE, comm);
+        agx_stats_get(&st);
+        first = st.arrivals ? (st.first_arrival - t0) * 1e6 : 0;
+        last = st.arrivals ? (st.last_arrival - t0) * 1e6 : 0;
+    }
+    agx_stats_trace(0);
+    if (rc != MPI_SUCCESS)
+        goto out;
+    double sums[2] = {first, st.arrivals > 0}, sumall[2], lastmax, *tmax = times + o->iters;
+    MPI_Reduce(sums, sumall, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&last, &lastmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(c, cm, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const char *ran;
+    agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran);
+    snprintf(r->alg, sizeof r->alg, "%s", ran);
+    r->bytes = bytes;
+    r->counted = strcmp(ran, "native") != 0;
+    r->validated = o->check && okall;
+    r->ml = cm[0], r->mn = cm[1];
+    r->first = r->counted && sumall[1] > 0 ? sumall[0] / sumall[1] : -1;
+    r->last = r->counted && sumall[1] > 0 ? lastmax : -1;
+    if (rank == 0) {
+        double sum = 0;
+        for (int i = 0; i < o->iters; i++)
+            sum += tmax[i];
+        qsort(tmax, (size_t)o->iters, sizeof(double), cmp_double);
+        r->t[0] = sum / o->iters * 1e6, r->t[1] = tmax[0] * 1e6, r->t[2] = tmax[o->iters - 1] * 1e6;
+        r->t[3] = tmax[(o->iters - 1) / 2] * 1e6, r->t[4] = tmax[(int)ceil(0.99 * o->iters) - 1] * 1e6;
+    }
+    if (o->check && !okall)
+        rc = MPI_ERR_OTHER;
+out:
+    bufs_free(&b);
+    return rc;
+}
+
+static void write_files(const a2a_opts *o, const a2a_rec *r, int n)
+{
+    FILE *c = o->csv ? fopen(o->csv, "w") : NULL, *j = o->json ? fopen(o->json, "w") : NULL;
+    if ((o->csv && !c) || (o->json && !j))
+        perror("agx-bench: output file");
+    if (c)
+        fprintf(c, "op,pattern,receivers,senders,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,"
+                   "p99_us,validated,msgs_local,msgs_nonlocal,first_arrival_us,last_arrival_us\n");
+    if (j)
+        fprintf(j, "[\n");
+    for (int i = 0; i < n; i++) {
+        const a2a_rec *x = &r[i];
+        if (c) {
+            fprintf(c, "alltoallv,%s,%d,%d,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", pnames[o->pattern], o->nrecv,
+                    o->nsend, x->alg, nprocs, x->bytes, o->iters, x->t[0], x->t[1], x->t[2], x->t[3], x->t[4],
+                    x->validated ? "true" : "false");
+            if (x->counted)
+                fprintf(c, "%llu,%llu,%.3f,%.3f\n", x->ml, x->mn, x->first, x->last);
+            else
+                fprintf(c, ",,,\n");
+        }
+        if (j) {
+            fprintf(j, "  {\"op\": \"alltoallv\", \"pattern\": \"%s\", \"receivers\": %d, \"senders\": %d, "
+                       "\"algorithm\": \"%s\", \"nprocs\": %d, \"bytes\": %lld, \"iterations\": %d, \"avg_us\": %.3f, "
+                       "\"min_us\": %.3f, \"max_us\": %.3f, \"p50_us\": %.3f, \"p99_us\": %.3f, \"validated\": %s, ",
+                    pnames[o->pattern], o->nrecv, o->nsend, x->alg, nprocs, x->bytes, o->iters, x->t[0], x->t[1],
+                    x->t[2], x->t[3], x->t[4], x->validated ? "true" : "false");
+            if (x->counted)
+                fprintf(j, "\"msgs_local\": %llu, \"msgs_nonlocal\": %llu, \"first_arrival_us\": %.3f, "
+                           "\"last_arrival_us\": %.3f}", x->ml, x->mn, x->first, x->last);
+            else
+                fprintf(j, "\"msgs_local\": null, \"msgs_nonlocal\": null, \"first_arrival_us\": null, "
+                           "\"last_arrival_us\": null}");
+            fprintf(j, "%s\n", i + 1 < n ? "," : "");
+        }
+    }
+    if (j)
+        fprintf(j, "]\n"), fclose(j);
+    if (c)
+        fclose(c);
+}
+
+static void header(const a2a_opts *o)
+{
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
+    int len;
+    MPI_Get_library_version(ver, &len);
+    if ((nl = strchr(ver, '\n')))
+        *nl = '\0';
+    const char *thr = getenv("AGX_ALLTOALLV_THROTTLE"), *sync = getenv("AGX_ALLTOALLV_SYNC");
+    printf("# agx-bench alltoallv  pattern=%s  receivers=%d", pnames[o->pattern], o->nrecv);
+    if (o->stride)
+        printf(" (stride %d)", o->stride);
+    if (o->pattern == P_MANY)
+        printf("  senders/receiver=%d", o->nsend);
+    printf("  nprocs=%d  iterations=%d  warmup=%d  validate=%s  throttle=%s  sync=%s\n", nprocs, o->iters,
+           o->warmup, o->check ? "yes" : "no", thr ? thr : "32", sync ? sync : "issend");
+    printf("# MPI: %s\n# time per call in us (max over ranks); Size = bytes per non-empty pair; Msgs = "
+           "messages sent by the busiest rank, local/non-local;\n# First/Last = receivers' mean first and latest "
+           "last arrival (us after the call began, one traced pass)\n", ver);
+    printf("%-10s %-12s %10s %10s %10s %10s %10s %6s %8s %14s %10s %10s %6s\n", "# Size", "Algorithm", "Avg(us)",
+           "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters", "Speedup", "Msgs(l/nl)", "First(us)", "Last(us)",
+           "Check");
+    fflush(stdout);
+}
+
+int agx_bench_a2a(int argc, char **argv)
+{
+    a2a_opts o;
+    if (parse(argc, argv, &o)) {
+        usage(stderr);
+        return 2;
+    }
+    if (o.region_size) {
+        char v[32];
+        snprintf(v, sizeof v, "%d", o.region_size);
+        setenv("AGX_REGION_SIZE", v, 1);
+    }
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (!o.nrecv)
+        o.nrecv = o.pattern == P_TO_MANY ? (nprocs / 16 > 0 ? nprocs / 16 : 1) : nprocs;
+    o.nrecv = o.nrecv > nprocs ? nprocs : o.nrecv;
+    if (o.stride && (long long)o.stride * (o.nrecv - 1) >= nprocs)
+        o.nrecv = (nprocs - 1) / o.stride + 1;
+    if (!o.nsend)
+        o.nsend = (int)ceil(sqrt((double)nprocs));
+    o.nsend = o.nsend > nprocs ? nprocs : o.nsend;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    agx_stats_enable(1);
+    a2a_rec *recs = calloc((size_t)(o.nbytes * o.nalgs), sizeof(a2a_rec));
+    double *times = malloc(sizeof(double) * 2 * (size_t)o.iters);
+    int nrec = 0, failed = 0;
+    if (rank == 0)
+        header(&o);
+    for (int s = 0; s < o.nbytes && !failed; s++)
+        for (int a = 0; a < o.nalgs && !failed; a++) {
+            a2a_rec *r = &recs[nrec];
+            int rc = run_one(&o, o.algs[a], o.bytes[s], comm, r, times);
+            if (rc != MPI_SUCCESS) {
+                char msg[MPI_MAX_ERROR_STRING];
+                int len;
+                agx_error_string(rc, msg, &len);
+                if (rank == 0)
+                    fprintf(stderr, "agx-bench: alltoallv %s %lld B failed: %s\n", o.algs[a], o.bytes[s], msg);
+                failed = 1;
+                break;
+            }
+            nrec++;
+            if (rank != 0)
+                continue;
+            char ms[40], f[24] = "-", l[24] = "-";
+            snprintf(ms, sizeof ms, r->counted ? "%llu/%llu" : "-", r->ml, r->mn);
+            if (r->first >= 0)
+                snprintf(f, sizeof f, "%.2f", r->first), snprintf(l, sizeof l, "%.2f", r->last);
+            printf("%-10lld %-12s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %14s %10s %10s %6s\n", r->bytes,
+                   r->alg, r->t[0], r->t[1], r->t[2], r->t[3], r->t[4], o.iters,
+                   r->t[0] > 0 ? recs[nrec - 1 - a].t[0] / r->t[0] : 0.0, ms, f, l,
+                   o.check ? (r->validated ? "ok" : "FAIL") : "-");
+            fflush(stdout);
+        }
+    if (rank == 0)
+        write_files(&o, recs, nrec);
+    free(recs);
+    free(times);
+    for (int a = 0; a < o.nalgs; a++)
+        free(o.algs[a]);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
