@@ -197,12 +197,6 @@ static unsigned char pattern(int src, long long j, int iter)
     return (unsigned char)(src * 131 + j * 7 + iter * 13 + 1);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 /* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
  * inter-communicator between the two groups (or the duplicate, for a colour split). */
 static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)
@@ -323,15 +317,9 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     else
         model_counts(ran, g_labels, nprocs, bytes, &rec->model_msgs, &rec->model_bytes);
     if (rank == 0) {
-        double sum = 0;
-        for (int i = 0; i < o->iters; i++)
-            sum += tmax[i];
-        qsort(tmax, o->iters, sizeof(double), cmp_double);
-        rec->avg = sum / o->iters * 1e6;
-        rec->min = tmax[0] * 1e6;
-        rec->max = tmax[o->iters - 1] * 1e6;
-        rec->p50 = tmax[(o->iters - 1) / 2] * 1e6;
-        rec->p99 = tmax[(int)ceil(0.99 * o->iters) - 1] * 1e6;
+        double t[5];
+        bench_summary(tmax, o->iters, t);
+        rec->avg = t[0], rec->min = t[1], rec->max = t[2], rec->p50 = t[3], rec->p99 = t[4];
     }
     if (o->check && !okall)
         rc = MPI_ERR_OTHER;

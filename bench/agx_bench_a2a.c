@@ -160,12 +160,6 @@ static int pair(const a2a_opts *o, int s, int j, long long bytes)
 
 static unsigned char val(int src, int dst, long long k) { return (unsigned char)(src * 31 + dst * 7 + k + 1); }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 typedef struct {
     int *sc, *sd, *rc, *rd;
     unsigned char *sbuf, *rbuf;
@@ -265,14 +259,8 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     r->ml = cm[0], r->mn = cm[1];
     r->first = r->counted && sumall[1] > 0 ? sumall[0] / sumall[1] : -1;
     r->last = r->counted && sumall[1] > 0 ? lastmax : -1;
-    if (rank == 0) {
-        double sum = 0;
-        for (int i = 0; i < o->iters; i++)
-            sum += tmax[i];
-        qsort(tmax, (size_t)o->iters, sizeof(double), cmp_double);
-        r->t[0] = sum / o->iters * 1e6, r->t[1] = tmax[0] * 1e6, r->t[2] = tmax[o->iters - 1] * 1e6;
-        r->t[3] = tmax[(o->iters - 1) / 2] * 1e6, r->t[4] = tmax[(int)ceil(0.99 * o->iters) - 1] * 1e6;
-    }
+    if (rank == 0)
+        bench_summary(tmax, o->iters, r->t);
     if (o->check && !okall)
         rc = MPI_ERR_OTHER;
 out:

@@ -11,6 +11,8 @@ long long parse_size(const char *s);
 /* Split a comma-separated list into at most max new strings (free each); the count, or -1
  * when the list has more than max items. */
 int bench_split(const char *list, char **out, int max);
+/* Iteration times t[0..n) in seconds (sorted in place) -> avg, min, max, p50, p99 in us. */
+void bench_summary(double *t, int n, double out[5]);
 /* Print the registry: every operation, communicator kind and algorithm with its
  * description, cost and citation. */
 void bench_list_algorithms(void);

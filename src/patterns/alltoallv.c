@@ -70,14 +70,6 @@ int agx_a2a_index(agx_a2a_kernel kernel, int p, const agx_a2a_pattern *pt, int s
     }
 }
 
-static int one(agx_sched *s, int round, int kind, int peer, unsigned flags, int buf, int block)
-{
-    agx_blockset set;
-    agx_set_clear(&set);
-    agx_set_add(&set, block, 1);
-    return agx_sched_add_ex(s, round, kind, peer, 0, flags, buf, &set);
-}
-
 static int round_of(const agx_a2a_side *d, int i) { return d->throttle > 0 ? i / d->throttle : 0; }
 
 /* At index i: the receive from src and the send to dst (either -1: none). */
@@ -85,9 +77,9 @@ static int step(agx_sched *s, const agx_a2a_side *d, int round, int src, int dst
 {
     int rc = 0;
     if (src >= 0 && src != d->r && d->rnz[src])
-        rc = one(s, round, AGX_SOP_RECV, src, 0, AGX_A2A_RECV, src);
+        rc = agx_sched_add_range_ex(s, round, AGX_SOP_RECV, src, 0, AGX_A2A_RECV, src, 1);
     if (!rc && dst >= 0 && dst != d->r && d->snz[dst])
-        rc = one(s, round, AGX_SOP_SEND, dst, d->send_flags, AGX_A2A_SEND, dst);
+        rc = agx_sched_add_range_ex(s, round, AGX_SOP_SEND, dst, d->send_flags, AGX_A2A_SEND, dst, 1);
     return rc;
 }
 
@@ -116,7 +108,7 @@ int agx_build_a2a(agx_sched *s, agx_a2a_kernel kernel, const agx_a2a_side *d)
 {
     int p = d->p, r = d->r, rc = 0;
     if (d->snz[r] || d->rnz[r])
-        rc = one(s, 0, AGX_SOP_COPY, r, 0, AGX_A2A_RECV, r);
+        rc = agx_sched_add_range_ex(s, 0, AGX_SOP_COPY, r, 0, AGX_A2A_RECV, r, 1);
     switch (kernel) {
     case AGX_A2A_ASCENDING:
         for (int x = 0; x < p && !rc; x++)

@@ -83,6 +83,9 @@ int agx_sched_add_ex(agx_sched *s, int round, int kind, int peer, int tag, unsig
                      const agx_blockset *set);
 /* A single range [first, first + len) (len <= 0: skipped). */
 int agx_sched_add_range(agx_sched *s, int round, int kind, int peer, int first, int len);
+/* The same with flags and a buffer. */
+int agx_sched_add_range_ex(agx_sched *s, int round, int kind, int peer, unsigned flags, int buf, int first,
+                           int len);
 /* An arbitrary list of blocks (ascending runs are merged into ranges; no size limit). */
 int agx_sched_add_blocks(agx_sched *s, int round, int kind, int peer, const int *blocks, int n);
 /* Sort the ops by round (stable) and fix nrounds; returns 0, or -1 when s->bad. */

@@ -81,12 +81,18 @@ int agx_sched_add(agx_sched *s, int round, int kind, int peer, const agx_blockse
     return agx_sched_add_ex(s, round, kind, peer, 0, 0, 0, set);
 }
 
-int agx_sched_add_range(agx_sched *s, int round, int kind, int peer, int first, int len)
+int agx_sched_add_range_ex(agx_sched *s, int round, int kind, int peer, unsigned flags, int buf, int first,
+                           int len)
 {
     agx_blockset set;
     agx_set_clear(&set);
     agx_set_add(&set, first, len);
-    return agx_sched_add(s, round, kind, peer, &set);
+    return agx_sched_add_ex(s, round, kind, peer, 0, flags, buf, &set);
+}
+
+int agx_sched_add_range(agx_sched *s, int round, int kind, int peer, int first, int len)
+{
+    return agx_sched_add_range_ex(s, round, kind, peer, 0, 0, first, len);
 }
 
 int agx_sched_add_blocks(agx_sched *s, int round, int kind, int peer, const int *blocks, int n)

@@ -63,14 +63,6 @@ static int run_phase(tam *t, agx_sched *s, char *base, int n0, const MPI_Aint *c
     return rc;
 }
 
-static void op(agx_sched *s, int kind, int peer, unsigned flags, int buf, int first, int len)
-{
-    agx_blockset set;
-    agx_set_clear(&set);
-    agx_set_add(&set, first, len);
-    agx_sched_add_ex(s, 0, kind, peer, 0, flags, buf, &set);
-}
-
 /* My header, (destination, bytes) list, (source region, bytes) list and packed data. */
 static int pack_mine(tam *t)
 {
@@ -134,9 +126,9 @@ static int member(tam *t, agx_sched *s)
     MPI_Aint cnt[2] = {24, (MPI_Aint)t->uplen}, dsp[2] = {0, 24};
     ll in = 0;
     int rc;
-    op(s, AGX_SOP_SEND, t->agg, 0, 0, 0, 1);
+    agx_sched_add_range_ex(s, 0, AGX_SOP_SEND, t->agg, 0, 0, 0, 1);
     if (t->uplen > 0)
-        op(s, AGX_SOP_SEND, t->agg, g->send_flags, 0, 1, 1);
+        agx_sched_add_range_ex(s, 0, AGX_SOP_SEND, t->agg, g->send_flags, 0, 1, 1);
     if ((rc = run_phase(t, s, t->up, 2, cnt, dsp, 0, NULL, NULL)) != MPI_SUCCESS)
         return rc;
     for (int j = 0; j < t->R->p; j++)
@@ -148,7 +140,7 @@ static int member(tam *t, agx_sched *s)
     if (!buf)
         return MPI_ERR_NO_MEM;
     cnt[0] = (MPI_Aint)in, dsp[0] = 0;
-    op(s, AGX_SOP_RECV, t->agg, 0, 0, 0, 1);
+    agx_sched_add_range_ex(s, 0, AGX_SOP_RECV, t->agg, 0, 0, 0, 1);
     if ((rc = run_phase(t, s, buf, 1, cnt, dsp, 0, NULL, NULL)) == MPI_SUCCESS)
         rc = unpack_mine(t, buf);
     free(buf);
@@ -171,7 +163,7 @@ static int gather(tam *t, agx_sched *s)
     for (int k = 0; k < n; k++)
         c[k] = 24, d[k] = 24 * k;
     for (int k = 1; k < n; k++)
-        op(s, AGX_SOP_RECV, t->R->members[t->first + k], 0, 0, k, 1);
+        agx_sched_add_range_ex(s, 0, AGX_SOP_RECV, t->R->members[t->first + k], 0, 0, k, 1);
     rc = run_phase(t, s, (char *)hd, n, c, d, 0, NULL, NULL);
     t->gsize = 0;
     for (int k = 0; k < n; k++) {
@@ -185,7 +177,7 @@ static int gather(tam *t, agx_sched *s)
         memcpy(t->A, t->up + 24, (size_t)t->uplen);
         for (int k = 1; k < n; k++)
             if (c[k] > 0)
-                op(s, AGX_SOP_RECV, t->R->members[t->first + k], 0, 0, k, 1);
+                agx_sched_add_range_ex(s, 0, AGX_SOP_RECV, t->R->members[t->first + k], 0, 0, k, 1);
         rc = run_phase(t, s, t->A, n, c, d, 0, NULL, NULL);
     }
     free(c);
@@ -251,12 +243,13 @@ static int exchange(tam *t, agx_sched *s, ll *inoff)
         if (i + 1 < t->npc && R->region_of[t->pc[i + 1].j] == b)
             continue;
         if (b != t->reg)
-            op(s, AGX_SOP_SEND, R->members[R->start[b]], t->a->u.a2a.send_flags, 0, (int)f, (int)(i + 1 - f));
+            agx_sched_add_range_ex(s, 0, AGX_SOP_SEND, R->members[R->start[b]], t->a->u.a2a.send_flags, 0, (int)f,
+                                   (int)(i + 1 - f));
         f = i + 1;
     }
     for (int a = 0; a < r; a++)
         if (a != t->reg && ci[a] > 0)
-            op(s, AGX_SOP_RECV, R->members[R->start[a]], 0, 1, a, 1);
+            agx_sched_add_range_ex(s, 0, AGX_SOP_RECV, R->members[R->start[a]], 0, 1, a, 1);
     rc = run_phase(t, s, t->A, (int)t->npc, c, d, r, ci, di);
     free(c);
     return rc;
@@ -299,7 +292,7 @@ static int down(tam *t, agx_sched *s, const ll *inoff)
         if (k == 0)
             mine_n = nd;
         else if (nd > f)
-            op(s, AGX_SOP_SEND, R->members[t->first + k], t->a->u.a2a.send_flags, 0, f, nd - f);
+            agx_sched_add_range_ex(s, 0, AGX_SOP_SEND, R->members[t->first + k], t->a->u.a2a.send_flags, 0, f, nd - f);
     }
     if (rc == MPI_SUCCESS)
         rc = run_phase(t, s, t->A, nd, c, d, 0, NULL, NULL);
