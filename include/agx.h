@@ -161,6 +161,65 @@ typedef struct {
 /* The session of comm (all zero when comm has none). */
 int agx_pat_get_info(MPI_Comm comm, agx_pat_info *info);
 
+/* ---- two-phase collective write (KangRoss20) --------------------------------------------
+ * agx_file_write_all: ROMIO's two-phase collective write with agx_alltoallv kernels in its
+ * two exchanges. Each process gives n requests (file offset in bytes, length) and buf,
+ * the requests' data packed in the order given; afterwards the file holds exactly what
+ * MPI_File_write_all would write for the same bytes. Requests may be unsorted and empty;
+ * requests that overlap (on one process or between processes) are an error on every rank.
+ * comm is the communicator that opened fh (same group: MPI_File does not expose it, and
+ * agx keeps its per-communicator state on it); fh must have the default view (offsets
+ * are bytes from the start of the file). Aggregators write with MPI_File_write_at, so any
+ * MPI-IO backend stores the bytes. Errors (bad arguments, overlap, a failed write on any
+ * aggregator) are returned on every rank and raised once through fh's error handler
+ * (comm's when fh is MPI_FILE_NULL). Collective over comm. docs/algorithms.md, "Two-phase
+ * collective write". */
+typedef enum {
+    AGX_IO_EVEN = 0,    /* GPFS-style: [first byte, last byte] split evenly, one domain per
+                         * aggregator (KangRoss20 Fig. 2b) */
+    AGX_IO_STRIPED = 1, /* Lustre-style: stripe units round-robin over aggregators (Fig. 2a) */
+} agx_io_layout;
+
+typedef struct {
+    int aggregators;          /* I/O aggregators; 0: one per node (agx's regions), spread */
+    agx_io_layout layout;     /* file domains */
+    long long stripe_size;    /* striped: bytes per stripe unit; 0: 1 MiB */
+    int stripe_count;         /* striped: units per stripe row (OSTs); 0: the aggregators */
+    long long cb_buffer_size; /* bytes per aggregator per round (at most 1 GiB); 0: 16 MiB
+                               * (even), the stripe size (striped) */
+    const char *meta_kernel;  /* agx_alltoallv algorithm of the offset/length exchange; NULL
+                               * or "auto": the pattern rule; "hybrid": KangRoss20's hybrid
+                               * (balanced for metadata, issend_all for data) */
+    const char *data_kernel;  /* the same for the data exchange of every round */
+    int throttle;             /* receives per round of the throttled kernels; -1:
+                               * AGX_ALLTOALLV_THROTTLE (default 32); 0: none */
+    int no_write;             /* 1: both exchanges, no file access (fh may be
+                               * MPI_FILE_NULL): SMPI simulations of the communication */
+} agx_io_hints;
+
+/* Defaults: every field 0 / NULL, throttle -1. */
+void agx_io_hints_init(agx_io_hints *hints);
+
+/* One call's breakdown on this process (KangRoss20 Fig. 5), in seconds. */
+typedef struct {
+    double meta_time;         /* request-count alltoall + offset/length exchange */
+    double data_time;         /* the data exchanges of all rounds */
+    double io_time;           /* MPI_File_write_at (aggregators) */
+    double other_time;        /* the rest: request sorting, merge, packing, agreement */
+    double total_time;
+    int rounds, aggregators;
+    int is_aggregator;
+    long long pieces;         /* request pieces this process sent */
+    long long bytes_written;  /* by this process as an aggregator */
+    long long write_calls;    /* its MPI_File_write_at calls (contiguous runs) */
+    const char *meta_kernel, *data_kernel; /* the kernels that ran */
+} agx_io_stats;
+
+/* hints: NULL for the defaults; stats: NULL, or filled on success. */
+int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[],
+                       const int lengths[], const void *buf, const agx_io_hints *hints,
+                       agx_io_stats *stats);
+
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
 int agx_algorithm_count(agx_op op, agx_kind kind);

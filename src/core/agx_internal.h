@@ -371,15 +371,32 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
 int agx_call_begin(agx_args *a, const char *fn);
 /* Select the algorithm (a->alg) and remember it as the communicator's last. */
 int agx_choose(agx_args *a);
+/* One allreduce (MAX) of any failing rank's (class << 32 | rank) and n <= AGX_AGREE_MAX
+ * values (vals: in and out, element-wise maxima; negate a value to agree on a minimum).
+ * Returns mine when this rank failed, a new code of the failing rank's class naming it
+ * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
+#define AGX_AGREE_MAX 8
+int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
 
 /* ---- alltoallv (src/coll/alltoallv/alltoallv_run.c) ---------------------------------------
  * Run `kernel` over the call's layouts, throttle receives per round (0: none), sends with
  * send_flags (AGX_SOP_SYNC: Issend). */
 int agx_a2a_run(const agx_args *a, agx_a2a_kernel kernel, int throttle, unsigned send_flags);
+/* AGX_ALLTOALLV_THROTTLE and AGX_ALLTOALLV_SYNC into g (an error code when malformed). */
+int agx_a2a_env(agx_a2a_args *g);
+/* An exchange of bytes whose sizes both ends derived from the same data (two-phase I/O):
+ * no agreement; algorithm `alg` (index in the intra alltoallv table) over `pt`, which
+ * every rank must hold alike. base: ctx, comm, rank, p of the call. snz / rnz: p bytes of
+ * scratch. */
+int agx_a2a_exchange(const agx_args *base, int alg, const agx_a2a_pattern *pt, int throttle, unsigned flags,
+                     const void *sbuf, const int *sc, const int *sd, void *rbuf, const int *rc, const int *rd,
+                     unsigned char *snz, unsigned char *rnz);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code (not raised). */
 int agx_select(agx_args *a, int *index);
+/* The table's default rule alone (no forced choice): a table index. */
+int agx_select_rule(const agx_args *a);
 
 /* ---- errors: internal functions return codes; only the public entry points raise ----- */
 /* An error code of MPI class `cls` carrying a message (MPI_Error_string and
@@ -388,6 +405,8 @@ int agx_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* Raise `code` through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL) and
  * return it: called once per failing public call, by the public entry point. */
 int agx_raise(MPI_Comm comm, int code);
+/* The same through fh's error handler (comm's when fh is MPI_FILE_NULL). */
+int agx_raise_file(MPI_File fh, MPI_Comm comm, int code);
 
 /* ---- counters -------------------------------------------------------------------------- */
 /* One message of `sent` bytes to the other group (sent < 0: none) and `recvd` bytes

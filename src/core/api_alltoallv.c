@@ -36,7 +36,7 @@ static unsigned long long pair_hash(int sender, long long bytes)
     return mix64(((unsigned long long)sender << 40) ^ (unsigned long long)bytes);
 }
 
-static int env_settings(agx_a2a_args *g)
+int agx_a2a_env(agx_a2a_args *g)
 {
     long long v = 32;
     if (agx_env_int("AGX_ALLTOALLV_THROTTLE", 0, INT_MAX, &v) < 0)
@@ -108,7 +108,7 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
     int p = a->p, rc, in_place = g->sendbuf == MPI_IN_PLACE;
     long long se = 0, re = 0;
     char what[96];
-    if ((rc = env_settings(g)) != MPI_SUCCESS)
+    if ((rc = agx_a2a_env(g)) != MPI_SUCCESS)
         return rc;
     if (!g->recvcounts || !g->rdispls || (!in_place && (!g->sendcounts || !g->sdispls)))
         return agx_error(MPI_ERR_ARG, "%s: a count or displacement array is NULL", fn);
@@ -148,19 +148,11 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
  * Returns the code to return here: mine, a new one naming the failing rank, or success. */
 static int agree(agx_args *a, int mine, long long extra_in, long long *extra_out, const char *why)
 {
-    int cls = 0;
-    if (mine != MPI_SUCCESS)
-        MPI_Error_class(mine, &cls);
-    long long in[2] = {mine != MPI_SUCCESS ? ((long long)cls << 32) | a->rank : -1, extra_in}, out[2];
-    int rc = PMPI_Allreduce(in, out, 2, MPI_LONG_LONG, MPI_MAX, a->comm);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    long long v = extra_in;
+    int rc = agx_agree(a->comm, a->rank, mine, &v, 1, "agx_alltoallv", why);
     if (extra_out)
-        *extra_out = out[1];
-    if (out[0] < 0 || mine != MPI_SUCCESS)
-        return mine;
-    return agx_error((int)(out[0] >> 32), "agx_alltoallv: rank %d %s (its own error says why)",
-                     (int)(out[0] & 0xffffffff), why);
+        *extra_out = v;
+    return rc;
 }
 
 /* Step 2: the per-receiver summary, checked by each receiver, becomes the cached pattern. */

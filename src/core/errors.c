@@ -87,6 +87,18 @@ int agx_error_string(int code, char *string, int *resultlen)
 /* Under MPI_ERRORS_ARE_FATAL the message is written here first: an MPI's own abort path
  * may lose it (Open MPI's help aggregation drops messages when several ranks abort at
  * once) or print a wrong string (MPICH 4.0.2, see above). */
+static void say_if_fatal(MPI_Errhandler eh, int code)
+{
+    if (eh != MPI_ERRORS_ARE_FATAL)
+        return;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len, rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    agx_error_string(code, msg, &len);
+    fprintf(stderr, "[rank %d] %s (MPI_ERRORS_ARE_FATAL: aborting)\n", rank, msg);
+    fflush(stderr);
+}
+
 int agx_raise(MPI_Comm comm, int code)
 {
     if (code == MPI_SUCCESS)
@@ -94,16 +106,22 @@ int agx_raise(MPI_Comm comm, int code)
     MPI_Comm c = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
     MPI_Errhandler eh;
     if (MPI_Comm_get_errhandler(c, &eh) == MPI_SUCCESS) {
-        if (eh == MPI_ERRORS_ARE_FATAL) {
-            char msg[MPI_MAX_ERROR_STRING];
-            int len, rank = -1;
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-            agx_error_string(code, msg, &len);
-            fprintf(stderr, "[rank %d] %s (MPI_ERRORS_ARE_FATAL: aborting)\n", rank, msg);
-            fflush(stderr);
-        }
+        say_if_fatal(eh, code);
         MPI_Errhandler_free(&eh);
     }
     MPI_Comm_call_errhandler(c, code);
+    return code;
+}
+
+int agx_raise_file(MPI_File fh, MPI_Comm comm, int code)
+{
+    if (code == MPI_SUCCESS || fh == MPI_FILE_NULL)
+        return agx_raise(comm, code);
+    MPI_Errhandler eh;
+    if (MPI_File_get_errhandler(fh, &eh) == MPI_SUCCESS) {
+        say_if_fatal(eh, code);
+        MPI_Errhandler_free(&eh);
+    }
+    MPI_File_call_errhandler(fh, code);
     return code;
 }

@@ -27,7 +27,7 @@ static int pattern_holds(const agx_rule *r, const agx_args *a)
            (!r->send_pct_max || pt->smax * 100LL < r->send_pct_max * p);
 }
 
-static int default_rule(const agx_args *a)
+int agx_select_rule(const agx_args *a)
 {
     const agx_table *t = a->table;
     for (int i = 0; i < t->nrules; i++) {
@@ -59,7 +59,7 @@ int agx_select(agx_args *a, int *index)
                          "silent", getenv("AGX_FALLBACK") ? getenv("AGX_FALLBACK") : "");
     int forced = agx_ctx_forced(ctx, op, kind);
     if (forced < 0) {
-        *index = default_rule(a);
+        *index = agx_select_rule(a);
         return MPI_SUCCESS;
     }
     const agx_alg *alg = agx_alg_at(op, kind, forced);
@@ -74,7 +74,7 @@ int agx_select(agx_args *a, int *index)
                          agx_op_name(op), alg->name, why);
     int fb = alg->fallback ? agx_alg_find(op, kind, alg->fallback) : -1;
     if (fb < 0 || agx_alg_violation(agx_alg_at(op, kind, fb), a, NULL))
-        fb = default_rule(a);
+        fb = agx_select_rule(a);
     /* a restriction that was already explained once is not repeated */
     if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0 && !told)
         fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",

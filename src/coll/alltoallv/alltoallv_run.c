@@ -26,3 +26,32 @@ int agx_a2a_run(const agx_args *a, agx_a2a_kernel kernel, int throttle, unsigned
     agx_sched_free(&s);
     return rc;
 }
+
+int agx_a2a_exchange(const agx_args *base, int alg, const agx_a2a_pattern *pt, int throttle, unsigned flags,
+                     const void *sbuf, const int *sc, const int *sd, void *rbuf, const int *rc, const int *rd,
+                     unsigned char *snz, unsigned char *rnz)
+{
+    agx_args a = *base;
+    a.op = AGX_OP_ALLTOALLV;
+    a.kind = AGX_KIND_INTRA;
+    a.table = agx_table_of(a.op, a.kind);
+    a.alg = agx_alg_at(a.op, a.kind, alg);
+    a.pattern = pt;
+    a.msg_bytes = 0;
+    agx_a2a_args *g = &a.u.a2a;
+    *g = (agx_a2a_args){.sendbuf = sbuf, .sendcounts = sc, .sdispls = sd, .sendtype = MPI_BYTE,
+                        .recvbuf = rbuf, .recvcounts = rc, .rdispls = rd, .recvtype = MPI_BYTE,
+                        .snz = snz, .rnz = rnz, .throttle = throttle, .send_flags = flags};
+    g->sblk = (agx_blocks){.buf = (char *)sbuf, .type = MPI_BYTE, .extent = 1, .type_size = 1, .p = a.p,
+                           .counts = sc, .displs = sd};
+    g->rblk = g->sblk;
+    g->rblk.buf = rbuf;
+    g->rblk.counts = rc;
+    g->rblk.displs = rd;
+    for (int j = 0; j < a.p; j++) {
+        snz[j] = sc[j] > 0;
+        rnz[j] = rc[j] > 0;
+        a.msg_bytes += sc[j];
+    }
+    return a.alg ? a.alg->fn(&a) : agx_error(MPI_ERR_INTERN, "agx_a2a_exchange: no algorithm %d", alg);
+}

@@ -1,0 +1,72 @@
+/*
+ * Two-phase collective write (agx_file_write_all; KangRoss20 Sec. IV-V, ROMIO's
+ * two-phase I/O): the state of one call, shared by the plan (twophase_plan.c: checks,
+ * requests, aggregators, pieces, the aggregators' merge) and the driver
+ * (twophase_write.c: agreements, exchanges, rounds, writes). docs/algorithms.md,
+ * "Two-phase collective write", gives the steps and the choices.
+ */
+#ifndef AGX_TWOPHASE_H
+#define AGX_TWOPHASE_H
+
+#include "agx_internal.h"
+#include "filedomain.h"
+
+typedef struct {
+    long long off, len, pos; /* pos: the request's first byte in the user's buffer */
+} agx_tp_req;
+
+typedef struct {
+    long long off, len, pos, round;
+    int aggr;                /* aggregator index (0 .. naggr - 1) */
+} agx_tp_piece;
+
+/* A metadata record: one piece's file offset and length (ROMIO's offset/length pair). */
+#define AGX_TP_META_BYTES (2 * (int)sizeof(long long))
+
+typedef struct {
+    agx_args a;              /* ctx, comm, rank, p: what the exchanges run over */
+    agx_io_hints h;          /* the hints, defaults resolved */
+    MPI_File fh;
+    const char *fn;
+    int n;
+    const MPI_Offset *off;
+    const int *len;
+    const char *buf;
+    agx_tp_req *req;         /* my non-empty requests in file order */
+    long long nreq;
+    long long lo, hi;        /* my bytes' span, then the whole call's */
+    agx_fd fd;
+    int naggr, *aggr_rank, my_aggr; /* aggregator index -> rank; mine, or -1 */
+    agx_tp_piece *pc;        /* my pieces, by (round, aggregator, offset) */
+    long long npc, nrounds;
+    long long sbytes_max;    /* the most bytes I send in one round */
+    int *cnt_s, *cnt_r;      /* pieces per rank: sent to it, received from it */
+    long long *meta_s;       /* my (offset, length) records, by aggregator then offset */
+    /* aggregators: the records received, by sender, and what they imply */
+    long long *meta_r, *mstart; /* mstart[s]: first record of sender s (p + 1 entries) */
+    long long nmeta;
+    long long *merged;       /* record indices in file order (the merge) */
+    long long *rround;       /* per record: its round */
+    int *rsender;            /* per record: its sender */
+    long long rbytes_max;    /* the most bytes received in one round */
+    int *sc, *sd, *rc, *rd;  /* p each: one exchange's byte counts and displacements */
+    long long *rcur, *rpos;  /* p each, per sender: the next record, and where its data
+                              * lies in rbuf (round loop) */
+    unsigned char *snz, *rnz;
+    char *sbuf, *rbuf, *wbuf; /* one round's send, receive, and write buffers */
+    agx_a2a_pattern pt;      /* receivers = the aggregators (both exchanges) */
+    int alg_meta, alg_data, throttle;
+    unsigned flags;
+    agx_io_stats st;
+} agx_tp;
+
+/* twophase_plan.c */
+int agx_tp_check(agx_tp *t);           /* local checks, hints' defaults, requests sorted */
+unsigned long long agx_tp_hints_hash(const agx_io_hints *h);
+int agx_tp_aggregators(agx_tp *t);     /* after the span is agreed: aggregators, domains */
+int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per aggregator */
+int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
+int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
+void agx_tp_free(agx_tp *t);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * Two-phase collective write, the plan (twophase.h): what each process can work out
+ * alone, before and between the driver's agreements. Every allocation and check here is
+ * followed by an agreement, so a failure on one rank fails the call everywhere.
+ */
+#include "twophase.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MIB (1024LL * 1024)
+
+void agx_io_hints_init(agx_io_hints *h)
+{
+    if (h)
+        *h = (agx_io_hints){.throttle = -1};
+}
+
+static int kernel_ok(const char *name)
+{
+    return !name || !strcasecmp(name, "auto") || !strcasecmp(name, "hybrid") ||
+           agx_alg_find(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, name) >= 0;
+}
+
+static int check_hints(agx_tp *t)
+{
+    agx_io_hints *h = &t->h;
+    char names[256];
+    if (h->aggregators < 0 || (h->layout != AGX_IO_EVEN && h->layout != AGX_IO_STRIPED) ||
+        h->stripe_size < 0 || h->stripe_count < 0 || h->throttle < -1 || (h->no_write & ~1))
+        return agx_error(MPI_ERR_ARG, "%s: invalid hints (aggregators %d, layout %d, stripe_size %lld, "
+                         "stripe_count %d, throttle %d, no_write %d)", t->fn, h->aggregators, (int)h->layout,
+                         h->stripe_size, h->stripe_count, h->throttle, h->no_write);
+    if (h->cb_buffer_size < 0 || h->cb_buffer_size > (1LL << 30))
+        return agx_error(MPI_ERR_ARG, "%s: cb_buffer_size %lld is not in [0, 1 GiB]", t->fn, h->cb_buffer_size);
+    if (!kernel_ok(h->meta_kernel) || !kernel_ok(h->data_kernel)) {
+        agx_alg_names(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, names, sizeof names);
+        return agx_error(MPI_ERR_ARG, "%s: unknown kernel '%s'; valid: auto, hybrid, %s", t->fn,
+                         kernel_ok(h->meta_kernel) ? h->data_kernel : h->meta_kernel, names);
+    }
+    if (!h->stripe_size)
+        h->stripe_size = MIB;
+    if (!h->cb_buffer_size)
+        h->cb_buffer_size = h->layout == AGX_IO_STRIPED && h->stripe_size <= (1LL << 30) ? h->stripe_size
+                                                                                          : 16 * MIB;
+    agx_a2a_args g;
+    int rc = agx_a2a_env(&g); /* the throttle's default, and the send mode */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    t->throttle = h->throttle < 0 ? g.throttle : h->throttle;
+    t->flags = g.send_flags;
+    return MPI_SUCCESS;
+}
+
+unsigned long long agx_tp_hints_hash(const agx_io_hints *h)
+{
+    unsigned long long x = 1469598103934665603ULL;
+    long long v[] = {h->aggregators, h->layout, h->stripe_size, h->stripe_count, h->cb_buffer_size,
+                     h->throttle, h->no_write};
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        x = (x ^ (unsigned long long)v[i]) * 1099511628211ULL;
+    for (const char *s = h->meta_kernel ? h->meta_kernel : "auto"; *s; s++)
+        x = (x ^ (unsigned char)(*s | 0x20)) * 1099511628211ULL;
+    x = (x ^ '/') * 1099511628211ULL;
+    for (const char *s = h->data_kernel ? h->data_kernel : "auto"; *s; s++)
+        x = (x ^ (unsigned char)(*s | 0x20)) * 1099511628211ULL;
+    return x;
+}
+
+/* The file: default view (offsets in bytes), opened over comm's group. */
+static int check_file(agx_tp *t)
+{
+    MPI_Offset disp;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    MPI_Group fg, cg;
+    int same, rc;
+    if (t->fh == MPI_FILE_NULL)
+        return t->h.no_write ? MPI_SUCCESS : agx_error(MPI_ERR_FILE, "%s: fh is MPI_FILE_NULL", t->fn);
+    if ((rc = MPI_File_get_view(t->fh, &disp, &et, &ft, rep)) != MPI_SUCCESS)
+        return rc;
+    int deflt = disp == 0 && et == MPI_BYTE && ft == MPI_BYTE;
+    if (!agx_type_is_named(et))
+        MPI_Type_free(&et);
+    if (!agx_type_is_named(ft))
+        MPI_Type_free(&ft);
+    if (!deflt)
+        return agx_error(MPI_ERR_ARG, "%s: fh has a file view; agx_file_write_all needs the default view "
+                         "(displacement 0, MPI_BYTE, MPI_BYTE): offsets are bytes from the file's start", t->fn);
+    MPI_File_get_group(t->fh, &fg);
+    MPI_Comm_group(t->a.user_comm, &cg);
+    MPI_Group_compare(fg, cg, &same);
+    MPI_Group_free(&fg);
+    MPI_Group_free(&cg);
+    if (same != MPI_IDENT && same != MPI_SIMILAR)
+        return agx_error(MPI_ERR_COMM, "%s: comm is not the group that opened fh", t->fn);
+    return MPI_SUCCESS;
+}
+
+static int by_offset(const void *x, const void *y)
+{
+    const agx_tp_req *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* The requests: checked, the empty ones dropped, sorted by offset, no two overlapping. */
+static int sort_requests(agx_tp *t)
+{
+    long long pos = 0;
+    if (t->n < 0)
+        return agx_error(MPI_ERR_COUNT, "%s: negative request count %d", t->fn, t->n);
+    if (t->n > 0 && (!t->off || !t->len))
+        return agx_error(MPI_ERR_ARG, "%s: offsets or lengths is NULL", t->fn);
+    if (t->n > 0 && !(t->req = malloc(sizeof *t->req * (size_t)t->n)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%d requests)", t->fn, t->n);
+    for (int i = 0; i < t->n; i++) {
+        if (t->len[i] < 0 || t->off[i] < 0 || t->off[i] > LLONG_MAX - t->len[i])
+            return agx_error(t->len[i] < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, "%s: request %d (offset %lld, "
+                             "length %d) is invalid", t->fn, i, (long long)t->off[i], t->len[i]);
+        if (t->len[i] > 0)
+            t->req[t->nreq++] = (agx_tp_req){.off = t->off[i], .len = t->len[i], .pos = pos};
+        pos += t->len[i];
+    }
+    if (pos > 0 && !t->buf)
+        return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to write", t->fn, pos);
+    qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
+    t->lo = LLONG_MAX;
+    t->hi = -1;
+    for (long long i = 0; i < t->nreq; i++) {
+        if (i > 0 && t->req[i].off < t->req[i - 1].off + t->req[i - 1].len)
+            return agx_error(MPI_ERR_ARG, "%s: rank %d's requests overlap at file offset %lld", t->fn, t->a.rank,
+                             t->req[i].off);
+        t->lo = t->req[i].off < t->lo ? t->req[i].off : t->lo;
+        t->hi = t->req[i].off + t->req[i].len > t->hi ? t->req[i].off + t->req[i].len : t->hi;
+    }
+    return MPI_SUCCESS;
+}
+
+int agx_tp_check(agx_tp *t)
+{
+    int rc;
+    size_t p = (size_t)t->a.p;
+    if ((rc = check_hints(t)) != MPI_SUCCESS || (rc = check_file(t)) != MPI_SUCCESS)
+        return rc;
+    t->cnt_s = calloc(6 * p, sizeof(int));
+    t->rcur = calloc(2 * p, sizeof(long long));
+    t->snz = malloc(2 * p);
+    t->aggr_rank = malloc(p * sizeof(int));
+    if (!t->cnt_s || !t->rcur || !t->snz || !t->aggr_rank)
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", t->fn, t->a.p);
+    t->cnt_r = t->cnt_s + p;
+    t->sc = t->cnt_s + 2 * p, t->sd = t->cnt_s + 3 * p, t->rc = t->cnt_s + 4 * p, t->rd = t->cnt_s + 5 * p;
+    t->rnz = t->snz + p;
+    t->rpos = t->rcur + p;
+    return sort_requests(t);
+}
+
+/* Aggregators spread over the regions (nodes): the first rank of every region, then the
+ * second, ...; the domains over [lo, hi); the pattern (receivers: the aggregators). */
+int agx_tp_aggregators(agx_tp *t)
+{
+    const agx_regions *R;
+    int rc, p = t->a.p;
+    if ((rc = agx_ctx_regions(t->a.ctx, &R)) != MPI_SUCCESS)
+        return rc;
+    t->naggr = t->h.aggregators ? (t->h.aggregators < p ? t->h.aggregators : p) : R->r;
+    t->my_aggr = -1;
+    for (int li = 0, k = 0; k < t->naggr && li < R->max_size; li++)
+        for (int g = 0; g < R->r && k < t->naggr; g++)
+            if (li < R->size[g]) {
+                int r = R->members[R->start[g] + li];
+                t->my_aggr = r == t->a.rank ? k : t->my_aggr;
+                t->aggr_rank[k++] = r;
+            }
+    int sc = t->h.stripe_count ? t->h.stripe_count : t->naggr;
+    if (agx_fd_init(&t->fd, t->h.layout == AGX_IO_STRIPED ? AGX_FD_STRIPED : AGX_FD_EVEN, t->naggr, t->lo, t->hi,
+                    t->h.cb_buffer_size, t->h.stripe_size, sc))
+        return agx_error(MPI_ERR_INTERN, "%s: file domains of [%lld, %lld)", t->fn, t->lo, t->hi);
+    int *ns = t->sc; /* scratch */
+    memset(ns, 0, sizeof(int) * (size_t)p);
+    for (int k = 0; k < t->naggr; k++)
+        ns[t->aggr_rank[k]] = 1;
+    if (agx_a2a_pattern_init(&t->pt, p, ns))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", t->fn, p);
+    return MPI_SUCCESS;
+}
+
+static int by_round(const void *x, const void *y)
+{
+    const agx_tp_piece *a = x, *b = y;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
+    if (a->aggr != b->aggr)
+        return a->aggr < b->aggr ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* My requests cut into pieces (one aggregator, one round each); my records grouped by
+ * aggregator in file order; then the pieces ordered by (round, aggregator, offset), the
+ * order in which each round packs them. */
+int agx_tp_pieces(agx_tp *t)
+{
+    long long cap = t->nreq + 16, round;
+    int aggr;
+    if (!(t->pc = malloc(sizeof *t->pc * (size_t)cap)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld requests)", t->fn, t->nreq);
+    for (long long i = 0; i < t->nreq; i++) {
+        const agx_tp_req *q = &t->req[i];
+        for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
+            l = agx_fd_piece(&t->fd, o, q->off + q->len, &aggr, &round, &pos);
+            if (t->npc == cap) {
+                agx_tp_piece *m = realloc(t->pc, sizeof *t->pc * (size_t)(cap *= 2));
+                if (!m)
+                    return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, cap);
+                t->pc = m;
+            }
+            t->pc[t->npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round,
+                                             .aggr = aggr};
+            t->nrounds = round + 1 > t->nrounds ? round + 1 : t->nrounds;
+            t->cnt_s[t->aggr_rank[aggr]]++;
+        }
+    }
+    if (t->npc > INT_MAX / AGX_TP_META_BYTES)
+        return agx_error(MPI_ERR_COUNT, "%s: rank %d has %lld request pieces (at most %d)", t->fn, t->a.rank,
+                         t->npc, INT_MAX / AGX_TP_META_BYTES);
+    if (!(t->meta_s = malloc((size_t)(t->npc ? t->npc : 1) * AGX_TP_META_BYTES)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, t->npc);
+    long long *at = t->rcur; /* scratch: next record per aggregator rank */
+    for (int j = 0, s = 0; j < t->a.p; s += t->cnt_s[j++])
+        at[j] = s;
+    for (long long i = 0; i < t->npc; i++) {
+        long long *m = t->meta_s + 2 * at[t->aggr_rank[t->pc[i].aggr]]++;
+        m[0] = t->pc[i].off, m[1] = t->pc[i].len;
+    }
+    qsort(t->pc, (size_t)t->npc, sizeof *t->pc, by_round);
+    long long sum = 0;
+    for (long long i = 0; i < t->npc; i++) {
+        sum = i > 0 && t->pc[i].round == t->pc[i - 1].round ? sum + t->pc[i].len : t->pc[i].len;
+        t->sbytes_max = sum > t->sbytes_max ? sum : t->sbytes_max;
+    }
+    if (t->sbytes_max > INT_MAX)
+        return agx_error(MPI_ERR_COUNT, "%s: rank %d sends %lld bytes in one round (at most INT_MAX: lower "
+                         "cb_buffer_size or the aggregators)", t->fn, t->a.rank, t->sbytes_max);
+    if (!(t->sbuf = malloc((size_t)(t->sbytes_max ? t->sbytes_max : 1))))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes)", t->fn, t->sbytes_max);
+    t->st.pieces = t->npc;
+    return MPI_SUCCESS;
+}
+
+/* Room for the records this rank receives (cnt_r, after the count exchange). */
+int agx_tp_prepare_recv(agx_tp *t)
+{
+    int p = t->a.p;
+    if (!(t->mstart = malloc(sizeof(long long) * (size_t)(p + 1))))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", t->fn, p);
+    t->mstart[0] = 0;
+    for (int s = 0; s < p; s++)
+        t->mstart[s + 1] = t->mstart[s] + t->cnt_r[s];
+    t->nmeta = t->mstart[p];
+    if (t->nmeta > INT_MAX / AGX_TP_META_BYTES)
+        return agx_error(MPI_ERR_COUNT, "%s: aggregator rank %d receives %lld request pieces (at most %d: more "
+                         "aggregators)", t->fn, t->a.rank, t->nmeta, INT_MAX / AGX_TP_META_BYTES);
+    size_t m = (size_t)(t->nmeta ? t->nmeta : 1);
+    t->meta_r = malloc(m * AGX_TP_META_BYTES);
+    t->merged = malloc(m * sizeof(long long));
+    t->rround = malloc(m * sizeof(long long));
+    t->rsender = malloc(m * sizeof(int));
+    if (!t->meta_r || !t->merged || !t->rround || !t->rsender)
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld records)", t->fn, t->nmeta);
+    for (int s = 0; s < p; s++)
+        for (long long i = t->mstart[s]; i < t->mstart[s + 1]; i++)
+            t->rsender[i] = s;
+    return MPI_SUCCESS;
+}
+
+/* An aggregator's records: each one piece of its domain in one round (else a sender
+ * computed other domains: an internal error); merged into file order (KangRoss20 Sec.
+ * V: "the heap merge sort for I/O requests at I/O aggregators"); two records sharing a
+ * byte are overlapping requests. Sizes the round buffers. */
+int agx_tp_merge(agx_tp *t)
+{
+    long long *m = t->meta_r, round, pos, sum = 0;
+    int aggr;
+    for (long long i = 0; i < t->nmeta; i++) {
+        long long o = m[2 * i], l = m[2 * i + 1];
+        if (l < 1 || o < t->lo || o + l > t->hi || agx_fd_piece(&t->fd, o, o + l, &aggr, &round, &pos) != l ||
+            aggr != t->my_aggr)
+            return agx_error(MPI_ERR_INTERN, "%s: rank %d sent a piece [%lld, +%lld) outside aggregator %d's "
+                             "domain", t->fn, t->rsender[i], o, l, t->my_aggr);
+        t->rround[i] = round;
+    }
+    if (agx_merge_sorted(t->a.p, t->mstart, m, 2, t->merged))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory merging %lld records", t->fn, t->nmeta);
+    for (long long k = 0; k < t->nmeta; k++) {
+        long long i = t->merged[k], j = k > 0 ? t->merged[k - 1] : -1;
+        if (j >= 0 && m[2 * j] + m[2 * j + 1] > m[2 * i])
+            return agx_error(MPI_ERR_ARG, "%s: requests of rank %d ([%lld, +%lld)) and rank %d ([%lld, +%lld)) "
+                             "overlap", t->fn, t->rsender[j], m[2 * j], m[2 * j + 1], t->rsender[i], m[2 * i],
+                             m[2 * i + 1]);
+        sum = j >= 0 && t->rround[j] == t->rround[i] ? sum + m[2 * i + 1] : m[2 * i + 1];
+        t->rbytes_max = sum > t->rbytes_max ? sum : t->rbytes_max;
+    }
+    size_t b = (size_t)(t->rbytes_max ? t->rbytes_max : 1);
+    if (!(t->rbuf = malloc(b)) || !(t->wbuf = malloc(b)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
+    return MPI_SUCCESS;
+}
+
+void agx_tp_free(agx_tp *t)
+{
+    free(t->req);
+    free(t->pc);
+    free(t->cnt_s);
+    free(t->rcur);
+    free(t->snz);
+    free(t->aggr_rank);
+    free(t->meta_s);
+    free(t->meta_r);
+    free(t->mstart);
+    free(t->merged);
+    free(t->rround);
+    free(t->rsender);
+    free(t->sbuf);
+    free(t->rbuf);
+    free(t->wbuf);
+    agx_a2a_pattern_free(&t->pt);
+}

@@ -1,0 +1,263 @@
+/*
+ * agx_file_write_all: two-phase collective write (KangRoss20 Sec. IV-V; ROMIO's
+ * two-phase I/O, del Rosario et al.), with agx_alltoallv kernels in both exchanges.
+ *
+ *   1. local: hints checked and defaulted, requests sorted by offset (twophase_plan.c);
+ *      agreement A (one allreduce): errors, the call's span [lo, hi), the hints alike;
+ *   2. aggregators (hint, or one per node, spread) and file domains over [lo, hi)
+ *      (even: GPFS-style; striped: Lustre-style); every request cut into pieces of one
+ *      aggregator and one round (at most cb_buffer_size bytes per aggregator per round);
+ *   3. metadata: an alltoall of piece counts, agreement B (errors, rounds, the most
+ *      senders of one aggregator), then one exchange of (offset, length) records with the
+ *      metadata kernel, once for the whole call as ROMIO does (KangRoss20 Fig. 6-7);
+ *   4. aggregators merge their records into file order (heap merge) and check overlap;
+ *      agreement C (errors, the most senders of one aggregator in one round);
+ *   5. per round: each process packs its pieces of the round by aggregator, one exchange
+ *      with the data kernel (sizes known at both ends from the records: no agreement),
+ *      aggregators place the data in file order and write each contiguous run with
+ *      MPI_File_write_at; a failed write is remembered and the rounds go on;
+ *   6. agreement D: any failed write fails the call on every rank.
+ * Cost per call: 4 small allreduces + 1 alltoall of p ints + 1 metadata exchange (16 B
+ * per piece) + `rounds` data exchanges; the kernels' own costs are in the alltoallv table.
+ */
+#include "twophase.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static double now(void) { return MPI_Wtime(); }
+
+/* The kernel for one exchange: the hint, or the alltoallv pattern rule on the pattern
+ * (receivers: the aggregators; smax: the most senders of one of them). */
+static int pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg)
+{
+    const char *name = !hint || !strcasecmp(hint, "auto") ? NULL : !strcasecmp(hint, "hybrid") ? hybrid : hint;
+    t->pt.smax = (int)(smax > 0 ? smax : 1);
+    if (name)
+        *alg = agx_alg_find(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, name);
+    else {
+        agx_args a = t->a;
+        a.op = AGX_OP_ALLTOALLV;
+        a.kind = AGX_KIND_INTRA;
+        a.table = agx_table_of(a.op, a.kind);
+        a.pattern = &t->pt;
+        *alg = agx_select_rule(&a);
+    }
+    return *alg >= 0 ? MPI_SUCCESS : agx_error(MPI_ERR_INTERN, "%s: no kernel '%s'", t->fn, name);
+}
+
+static int exchange(agx_tp *t, int alg, const void *sbuf, void *rbuf)
+{
+    return agx_a2a_exchange(&t->a, alg, &t->pt, t->throttle, t->flags, sbuf, t->sc, t->sd, rbuf, t->rc, t->rd,
+                            t->snz, t->rnz);
+}
+
+/* Step 3: counts, agreement B, the records. */
+static int metadata(agx_tp *t, int local)
+{
+    int p = t->a.p, rc;
+    double t0 = now();
+    if ((rc = PMPI_Alltoall(t->cnt_s, 1, MPI_INT, t->cnt_r, 1, MPI_INT, t->a.comm)) != MPI_SUCCESS)
+        return rc;
+    if (local == MPI_SUCCESS)
+        local = agx_tp_prepare_recv(t);
+    long long smax = 0, v[2];
+    for (int s = 0; s < p; s++)
+        smax += t->cnt_r[s] > 0;
+    v[0] = t->nrounds, v[1] = smax;
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 2, t->fn, "failed to plan its pieces")) != MPI_SUCCESS)
+        return rc;
+    t->nrounds = v[0];
+    if ((rc = pick(t, t->h.meta_kernel, "balanced", v[1], &t->alg_meta)) != MPI_SUCCESS)
+        return rc;
+    for (int j = 0, s = 0, r = 0; j < p; s += t->sc[j], r += t->rc[j], j++) {
+        t->sc[j] = t->cnt_s[j] * AGX_TP_META_BYTES, t->sd[j] = s;
+        t->rc[j] = t->cnt_r[j] * AGX_TP_META_BYTES, t->rd[j] = r;
+    }
+    rc = exchange(t, t->alg_meta, t->meta_s, t->meta_r);
+    t->st.meta_time = now() - t0;
+    return rc;
+}
+
+/* The most senders of this aggregator in one round (each sender's records rise in
+ * round; cursors per sender). */
+static long long round_senders(const agx_tp *t)
+{
+    long long best = 0, *cur = t->rcur;
+    for (int s = 0; s < t->a.p; s++)
+        cur[s] = t->mstart[s];
+    for (long long r = 0; t->nmeta && r < t->nrounds; r++) {
+        long long n = 0;
+        for (int s = 0; s < t->a.p; s++) {
+            while (cur[s] < t->mstart[s + 1] && t->rround[cur[s]] < r)
+                cur[s]++;
+            n += cur[s] < t->mstart[s + 1] && t->rround[cur[s]] == r;
+        }
+        best = n > best ? n : best;
+    }
+    for (int s = 0; s < t->a.p; s++)
+        cur[s] = t->mstart[s];
+    return best;
+}
+
+/* Round r's sizes: what I send each aggregator (my pieces [*ps, ...) of round r, packed
+ * by aggregator), and, as an aggregator, what each sender sends me. */
+static void round_sizes(agx_tp *t, long long r, long long *ps)
+{
+    int p = t->a.p;
+    long long at = 0;
+    memset(t->sc, 0, sizeof(int) * (size_t)p);
+    memset(t->rc, 0, sizeof(int) * (size_t)p);
+    for (; *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
+        const agx_tp_piece *q = &t->pc[*ps];
+        int j = t->aggr_rank[q->aggr];
+        if (!t->sc[j])
+            t->sd[j] = (int)at;
+        memcpy(t->sbuf + at, t->buf + q->pos, (size_t)q->len);
+        at += q->len;
+        t->sc[j] += (int)q->len;
+    }
+    at = 0;
+    for (int s = 0; t->my_aggr >= 0 && s < p; s++) {
+        t->rd[s] = (int)at;
+        t->rpos[s] = at;
+        for (long long i = t->rcur[s]; i < t->mstart[s + 1] && t->rround[i] == r; i++)
+            t->rc[s] += (int)t->meta_r[2 * i + 1];
+        at += t->rc[s];
+    }
+}
+
+static int write_run(agx_tp *t, long long off, const char *data, long long len, int *werr)
+{
+    MPI_Status st;
+    int count = 0, rc;
+    double t0 = now();
+    if (t->h.no_write || *werr != MPI_SUCCESS)
+        return MPI_SUCCESS;
+    rc = MPI_File_write_at(t->fh, off, data, (int)len, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS)
+        MPI_Get_count(&st, MPI_BYTE, &count);
+    t->st.io_time += now() - t0;
+    t->st.write_calls++;
+    if (rc == MPI_SUCCESS && count == len) {
+        t->st.bytes_written += len;
+        return MPI_SUCCESS;
+    }
+    char msg[MPI_MAX_ERROR_STRING] = "short write";
+    int n, cls = MPI_ERR_IO;
+    if (rc != MPI_SUCCESS) {
+        agx_error_string(rc, msg, &n);
+        MPI_Error_class(rc, &cls);
+    }
+    *werr = agx_error(cls, "%s: aggregator rank %d: MPI_File_write_at of %lld bytes at offset %lld failed (%s)",
+                      t->fn, t->a.rank, len, off, msg);
+    return *werr;
+}
+
+/* Round r at an aggregator: its records of the round in file order ([*mc, ...) of the
+ * merge), their data placed one after the other, each contiguous run written once. */
+static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
+{
+    long long w = 0, run_off = -1, run_w = 0;
+    for (; *mc < t->nmeta && t->rround[t->merged[*mc]] == r; (*mc)++) {
+        long long i = t->merged[*mc], o = t->meta_r[2 * i], l = t->meta_r[2 * i + 1];
+        int s = t->rsender[i];
+        if (run_off >= 0 && run_off + (w - run_w) != o) {
+            write_run(t, run_off, t->wbuf + run_w, w - run_w, werr);
+            run_off = -1;
+        }
+        if (run_off < 0)
+            run_off = o, run_w = w;
+        memcpy(t->wbuf + w, t->rbuf + t->rpos[s], (size_t)l);
+        t->rpos[s] += l;
+        t->rcur[s]++;
+        w += l;
+    }
+    if (run_off >= 0)
+        write_run(t, run_off, t->wbuf + run_w, w - run_w, werr);
+}
+
+/* Steps 4-6. */
+static int rounds(agx_tp *t)
+{
+    long long v = 0, ps = 0, mc = 0;
+    int local = t->my_aggr >= 0 ? agx_tp_merge(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
+    if (local == MPI_SUCCESS && t->my_aggr >= 0)
+        v = round_senders(t);
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, &v, 1, t->fn, "found overlapping requests or ran out of "
+                        "memory")) != MPI_SUCCESS ||
+        (rc = pick(t, t->h.data_kernel, "issend_all", v, &t->alg_data)) != MPI_SUCCESS)
+        return rc;
+    for (long long r = 0; r < t->nrounds; r++) {
+        round_sizes(t, r, &ps);
+        double t0 = now();
+        if ((rc = exchange(t, t->alg_data, t->sbuf, t->rbuf)) != MPI_SUCCESS)
+            return rc;
+        t->st.data_time += now() - t0;
+        if (t->my_aggr >= 0)
+            place_and_write(t, r, &mc, &werr);
+    }
+    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn, "failed to write its file domain");
+}
+
+static int write_all(agx_tp *t)
+{
+    int rc;
+    if ((rc = agx_call_begin(&t->a, t->fn)) != MPI_SUCCESS)
+        return rc;
+    if (t->a.kind != AGX_KIND_INTRA)
+        return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator", t->fn);
+    int local = agx_tp_check(t);
+    long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
+    long long v[4] = {local == MPI_SUCCESS ? -t->lo : 0, t->hi, h, -h};
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 4, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+        return rc;
+    if (v[2] != -v[3])
+        return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
+    t->lo = -v[0], t->hi = v[1];
+    if (t->hi <= t->lo) /* nothing to write anywhere */
+        return MPI_SUCCESS;
+    local = agx_tp_aggregators(t);
+    if (local == MPI_SUCCESS)
+        local = agx_tp_pieces(t);
+    if ((rc = metadata(t, local)) != MPI_SUCCESS)
+        return rc;
+    return rounds(t);
+}
+
+int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[], const int lengths[],
+                       const void *buf, const agx_io_hints *hints, agx_io_stats *stats)
+{
+    agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .fn = "agx_file_write_all",
+                .n = n, .off = offsets, .len = lengths, .buf = buf};
+    if (hints)
+        t.h = *hints;
+    else
+        agx_io_hints_init(&t.h);
+    /* MPI_File calls made here return their errors (the user's handler runs once, at
+     * the end, with agx's agreed error) */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (fh != MPI_FILE_NULL && MPI_File_get_errhandler(fh, &eh) == MPI_SUCCESS)
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    double t0 = now();
+    int rc = write_all(&t);
+    if (eh != MPI_ERRHANDLER_NULL) {
+        MPI_File_set_errhandler(fh, eh);
+        MPI_Errhandler_free(&eh);
+    }
+    if (rc == MPI_SUCCESS && stats) {
+        t.st.total_time = now() - t0;
+        t.st.other_time = t.st.total_time - t.st.meta_time - t.st.data_time - t.st.io_time;
+        t.st.rounds = (int)t.nrounds;
+        t.st.aggregators = t.naggr;
+        t.st.is_aggregator = t.my_aggr >= 0;
+        const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_meta);
+        const agx_alg *d = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_data);
+        t.st.meta_kernel = t.nrounds && m ? m->name : "none";
+        t.st.data_kernel = t.nrounds && d ? d->name : "none";
+        *stats = t.st;
+    }
+    agx_tp_free(&t);
+    return agx_raise_file(fh, comm, rc);
+}

@@ -1,0 +1,107 @@
+/*
+ * File domains and the aggregators' merge (filedomain.h).
+ */
+#include "filedomain.h"
+
+#include <stdlib.h>
+
+int agx_fd_init(agx_fd *fd, agx_fd_style style, int naggr, long long lo, long long hi, long long cb,
+                long long ss, int sc)
+{
+    if (naggr < 1 || cb < 1 || hi < lo || lo < 0 || (style == AGX_FD_STRIPED && (ss < 1 || sc < 1)) ||
+        (style != AGX_FD_EVEN && style != AGX_FD_STRIPED))
+        return -1;
+    *fd = (agx_fd){.style = style, .naggr = naggr, .lo = lo, .hi = hi, .cb = cb, .ss = ss, .sc = sc};
+    if (style == AGX_FD_EVEN)
+        fd->dsize = hi > lo ? (hi - lo + naggr - 1) / naggr : 1;
+    else
+        fd->row0 = lo / ss / sc;
+    return 0;
+}
+
+static long long min3(long long a, long long b, long long c)
+{
+    long long m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr, long long *round,
+                       long long *pos)
+{
+    long long L, limit;
+    if (fd->style == AGX_FD_EVEN) {
+        long long a = (off - fd->lo) / fd->dsize;
+        L = off - fd->lo - a * fd->dsize;
+        *aggr = (int)a;
+        limit = fd->lo + (a + 1) * fd->dsize;
+    } else {
+        long long u = off / fd->ss, q = u / fd->sc;
+        int o = (int)(u % fd->sc), a = o % fd->naggr;
+        long long units = (fd->sc - a + fd->naggr - 1) / fd->naggr; /* a's units per row */
+        L = ((q - fd->row0) * units + o / fd->naggr) * fd->ss + off % fd->ss;
+        *aggr = a;
+        /* a's next unit is the next one in the file only with one aggregator (or one OST),
+         * or across a row's end when its last OST is the row's last (a = 0) */
+        if (fd->naggr == 1 || fd->sc == 1)
+            limit = end;
+        else
+            limit = (u + 1 + (o == fd->sc - 1 && a == 0)) * fd->ss;
+    }
+    *round = L / fd->cb;
+    *pos = L % fd->cb;
+    return min3(end, limit, off + (fd->cb - *pos)) - off;
+}
+
+/* the heap holds list indices, ordered by their head's key (then list index) */
+static int before(const long long *key, int stride, const long long *head, int x, int y)
+{
+    long long kx = key[head[x] * stride], ky = key[head[y] * stride];
+    return kx < ky || (kx == ky && x < y);
+}
+
+static void sift_down(int *heap, int n, int i, const long long *key, int stride, const long long *head)
+{
+    for (;;) {
+        int l = 2 * i + 1, m = i;
+        if (l < n && before(key, stride, head, heap[l], heap[m]))
+            m = l;
+        if (l + 1 < n && before(key, stride, head, heap[l + 1], heap[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        int t = heap[i];
+        heap[i] = heap[m];
+        heap[m] = t;
+        i = m;
+    }
+}
+
+int agx_merge_sorted(int k, const long long *start, const long long *key, int stride, long long *out)
+{
+    int *heap = malloc(sizeof *heap * (size_t)(k > 0 ? k : 1));
+    long long *head = malloc(sizeof *head * (size_t)(k > 0 ? k : 1));
+    if (!heap || !head) {
+        free(heap);
+        free(head);
+        return -1;
+    }
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        head[i] = start[i];
+        if (start[i] < start[i + 1])
+            heap[n++] = i;
+    }
+    for (int i = n / 2 - 1; i >= 0; i--)
+        sift_down(heap, n, i, key, stride, head);
+    long long m = 0;
+    while (n > 0) {
+        int i = heap[0];
+        out[m++] = head[i]++;
+        if (head[i] == start[i + 1])
+            heap[0] = heap[--n];
+        sift_down(heap, n, 0, key, stride, head);
+    }
+    free(heap);
+    free(head);
+    return 0;
+}

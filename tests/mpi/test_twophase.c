@@ -1,0 +1,337 @@
+/*
+ * agx_file_write_all (two-phase collective write, KangRoss20) against MPI_File_write_all:
+ *  - random patterns (AGX_TP_PATTERNS per launch, default 200): every rank's requests cut
+ *    from one random partition of the file (holes, zero-length requests, unsorted order,
+ *    sometimes one huge request), random hints (even / striped domains, aggregators
+ *    0..p+2, stripe sizes and counts, cb_buffer_size down to a few bytes, every kernel for
+ *    metadata and data, throttles); the file agx writes must equal, byte for byte, the
+ *    file MPI_File_write_all writes for the same requests (bench/bench_io.c's reference);
+ *  - the workloads of agx-bench twophase (E3SM, FLASH, BTIO), checked by reading back;
+ *  - exact counts: rounds from the domain formula, bytes written = bytes requested;
+ *  - errors on every rank, once through fh's handler, never a hang: overlap between
+ *    ranks, a read-only file, a write failing on one aggregator only (RLIMIT_FSIZE of 1
+ *    byte on one process: its pwrite fails with EFBIG), bad and differing hints, a file
+ *    view, a negative count on one rank.
+ *   test_twophase [--quick] [--seed S]     (or AGX_TEST_SEED=S); files in $AGX_TP_DIR or /tmp
+ */
+#include "agx.h"
+#include "mpitest.h"
+#include "../../bench/bench_io.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static int rank, size, passed, failed;
+static char path_a[512], path_b[512];
+
+static const char *kernels[] = {"auto", "hybrid", "native", "issend_all", "isend_all", "spread_out",
+                                "balanced", "pairwise", "tam"};
+#define NKERNELS (int)(sizeof kernels / sizeof kernels[0])
+
+static int handler_calls;
+static void count_handler(MPI_File *f, int *code, ...)
+{
+    (void)f, (void)code;
+    handler_calls++;
+}
+
+/* Open path on every rank; with prefill >= 0, rank 0 first makes it `prefill` bytes of
+ * 0xA5 (holes then keep that background: MPI_File_write_all's read-modify-write reads it,
+ * and agx must not touch it). fh's handler counts its calls. */
+static MPI_File open_file(const char *path, int amode, long long prefill)
+{
+    MPI_File fh;
+    MPI_Errhandler eh;
+    if (prefill >= 0) {
+        if (rank == 0) {
+            FILE *f = fopen(path, "wb");
+            for (long long i = 0; f && i < prefill; i++)
+                putc(0xA5, f);
+            if (f)
+                fclose(f);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    if (MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, &fh) != MPI_SUCCESS) {
+        fprintf(stderr, "rank %d: cannot open %s\n", rank, path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_File_create_errhandler(count_handler, &eh);
+    MPI_File_set_errhandler(fh, eh);
+    MPI_Errhandler_free(&eh);
+    return fh;
+}
+
+/* One random pattern: the file [0, S) cut into segments, each a hole or a request of a
+ * random rank (a rank's request may be cut in two adjacent ones), plus empty requests;
+ * each rank's list shuffled. Every rank draws the same partition. */
+static void random_pattern(unsigned seed, bio_reqs *q)
+{
+    unsigned rs = seed;
+    int huge = mt_rand(&rs) % 16 == 0;
+    long long S = huge ? 1 + mt_rand(&rs) % (2 << 20) : 1 + mt_rand(&rs) % (mt_rand(&rs) % 2 ? 600 : 65536);
+    int cap = 64;
+    *q = (bio_reqs){0};
+    q->off = malloc(sizeof *q->off * (size_t)cap);
+    q->len = malloc(sizeof *q->len * (size_t)cap);
+    long long at = mt_rand(&rs) % 3 == 0 ? mt_rand(&rs) % 5000 : 0, end = at + S;
+    while (at < end) {
+        long long seg = huge && mt_rand(&rs) % 2 ? end - at : 1 + mt_rand(&rs) % (S / 8 + 1);
+        seg = seg > end - at ? end - at : seg;
+        int owner = (int)(mt_rand(&rs) % (unsigned)(size + 1)); /* size: a hole */
+        int cut = mt_rand(&rs) % 4 == 0 && seg > 1;
+        unsigned r1 = mt_rand(&rs), r2 = mt_rand(&rs), r3 = mt_rand(&rs); /* drawn on every rank */
+        if (owner == rank && q->n + 3 < cap) {
+            long long first = cut ? 1 + (long long)(r1 % (unsigned)(seg - 1)) : seg;
+            q->off[q->n] = at, q->len[q->n++] = (int)first;
+            if (cut)
+                q->off[q->n] = at + first, q->len[q->n++] = (int)(seg - first);
+            if (r2 % 5 == 0)
+                q->off[q->n] = r3 % (unsigned)(end + 7), q->len[q->n++] = 0;
+        }
+        at += seg;
+    }
+    for (int i = q->n - 1; i > 0; i--) {
+        int j = (int)(mt_rand(&rs) % (unsigned)(i + 1));
+        MPI_Offset o = q->off[i];
+        int l = q->len[i];
+        q->off[i] = q->off[j], q->len[i] = q->len[j], q->off[j] = o, q->len[j] = l;
+    }
+    for (int i = 0; i < q->n; i++)
+        q->bytes += q->len[i];
+}
+
+static void random_hints(unsigned seed, long long span, agx_io_hints *h)
+{
+    unsigned rs = seed * 2654435761u + 17;
+    agx_io_hints_init(h);
+    h->layout = mt_rand(&rs) % 2 ? AGX_IO_STRIPED : AGX_IO_EVEN;
+    h->aggregators = mt_rand(&rs) % 3 == 0 ? 0 : 1 + (int)(mt_rand(&rs) % (unsigned)(size + 2));
+    static const long long ss[] = {1, 7, 64, 512, 4096, 65536};
+    h->stripe_size = ss[mt_rand(&rs) % 6];
+    h->stripe_count = mt_rand(&rs) % 2 ? 0 : 1 + (int)(mt_rand(&rs) % 5);
+    long long floor_cb = span / 48 + 1; /* at most ~48 rounds per domain */
+    if (h->layout == AGX_IO_STRIPED && h->stripe_size * 48 < span)
+        h->stripe_size = span / 48 + 1;
+    h->cb_buffer_size = mt_rand(&rs) % 4 == 0 ? 0 : floor_cb + mt_rand(&rs) % (unsigned)(floor_cb * 4);
+    h->meta_kernel = kernels[mt_rand(&rs) % NKERNELS];
+    h->data_kernel = kernels[mt_rand(&rs) % NKERNELS];
+    h->throttle = (int)(mt_rand(&rs) % 4) - 1;
+}
+
+/* Rank 0 compares the two files byte for byte. */
+static long long compare_files(void)
+{
+    long long diff = 0;
+    if (rank == 0) {
+        FILE *a = fopen(path_a, "rb"), *b = fopen(path_b, "rb");
+        int ca, cb;
+        if (!a || !b)
+            diff = -1;
+        while (a && b && diff >= 0) {
+            ca = getc(a), cb = getc(b);
+            if (ca != cb && diff++ < 4)
+                fprintf(stderr, "  byte %ld: agx %d, reference %d\n", ftell(a) - 1, ca, cb);
+            if (ca == EOF || cb == EOF)
+                break;
+        }
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
+    MPI_Bcast(&diff, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    return diff;
+}
+
+static int one_pattern(unsigned seed, int k)
+{
+    bio_reqs q;
+    agx_io_hints h;
+    agx_io_stats st;
+    random_pattern(seed, &q);
+    long long span = 0, tot = 0, wrote;
+    for (int i = 0; i < q.n; i++)
+        span = q.off[i] + q.len[i] > span ? q.off[i] + q.len[i] : span;
+    MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    random_hints(seed, span, &h);
+    bio_fill(&q, seed);
+    long long bg = span + 100 + (long long)(seed % 3000); /* background past the end too */
+    MPI_File fa = open_file(path_a, MPI_MODE_RDWR, bg);
+    int rc = agx_file_write_all(fa, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, &st);
+    MPI_File_close(&fa);
+    MPI_File fb = open_file(path_b, MPI_MODE_RDWR, bg);
+    int rc2 = bio_reference_write(fb, &q);
+    MPI_File_close(&fb);
+    long long diff = compare_files();
+    if (diff) { /* which file is wrong: each rank reads its own requests back from both */
+        long long bad[2] = {-1, -1};
+        for (int f = 0; f < 2; f++) {
+            MPI_File fh = open_file(f ? path_b : path_a, MPI_MODE_RDONLY, -1);
+            bio_check(fh, MPI_COMM_WORLD, &q, seed, &bad[f]);
+            MPI_File_close(&fh);
+        }
+        fprintf(stderr, "  rank %d: pattern %d: %lld wrong bytes in agx's file, %lld in the reference\n", rank, k,
+                bad[0], bad[1]);
+    }
+    wrote = rc == MPI_SUCCESS ? st.bytes_written : -1;
+    MPI_Allreduce(&q.bytes, &tot, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &wrote, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    int ok = rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && diff == 0 && wrote == tot;
+    CHECK(ok, "pattern %d (seed %u): rc %d ref %d, %lld bytes differ, wrote %lld of %lld; hints: %s "
+          "aggregators %d stripe %lld x %d cb %lld kernels %s/%s throttle %d; %d requests", k, seed, rc, rc2, diff,
+          wrote, tot, h.layout ? "striped" : "even", h.aggregators, h.stripe_size, h.stripe_count,
+          h.cb_buffer_size, h.meta_kernel, h.data_kernel, h.throttle, q.n);
+    bio_free(&q);
+    return ok;
+}
+
+/* The three workloads, read back; and the exact round count of a simple case. */
+static void workloads(unsigned seed)
+{
+    bio_params bp = {.vars = 2, .cells = 600, .block = 4};
+    for (int w = 0; w < 3; w++) {
+        bio_reqs q;
+        int sq = 1;
+        while ((sq + 1) * (sq + 1) <= size)
+            sq++;
+        if (w == 2 && sq * sq != size)
+            continue;
+        bio_params b = bp;
+        b.cells = w == 2 ? 12 * sq : bp.cells;
+        int rc = w == 0 ? bio_e3sm(size, rank, &b, seed, &q) : w == 1 ? bio_flash(size, rank, &b, &q)
+                                                                       : bio_btio(size, rank, &b, &q);
+        bio_fill(&q, seed);
+        agx_io_hints h;
+        agx_io_hints_init(&h);
+        h.layout = w == 1 ? AGX_IO_STRIPED : AGX_IO_EVEN;
+        h.stripe_size = 4096;
+        h.cb_buffer_size = w == 1 ? 0 : 8192;
+        MPI_File fh = open_file(path_a, MPI_MODE_CREATE | MPI_MODE_RDWR, 0);
+        if (rc == MPI_SUCCESS)
+            rc = agx_file_write_all(fh, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, NULL);
+        MPI_File_sync(fh);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_File_sync(fh);
+        long long bad = -1;
+        int rc2 = rc == MPI_SUCCESS ? bio_check(fh, MPI_COMM_WORLD, &q, seed, &bad) : rc;
+        MPI_File_close(&fh);
+        CHECK(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && bad == 0, "workload %d: rc %d check %d, %lld bad bytes", w,
+              rc, rc2, bad);
+        bio_free(&q);
+    }
+    /* rank 0 writes [0, S) alone; even domains: ceil(ceil(S / A) / cb) rounds */
+    long long S = 100000, cb = 3000;
+    int A = size + 1 < 3 ? size + 1 : 3;
+    char *buf = calloc(1, (size_t)S);
+    MPI_Offset off = 0;
+    int len = (int)S, n = rank == 0;
+    agx_io_hints h;
+    agx_io_stats st;
+    agx_io_hints_init(&h);
+    h.aggregators = A, h.cb_buffer_size = cb, h.no_write = 1;
+    int rc = agx_file_write_all(MPI_FILE_NULL, MPI_COMM_WORLD, n, &off, &len, buf, &h, &st);
+    int A2 = A < size ? A : size;
+    long long want = ((S + A2 - 1) / A2 + cb - 1) / cb;
+    CHECK(rc == MPI_SUCCESS && st.rounds == want && st.aggregators == A2 && st.bytes_written == 0,
+          "no_write: rc %d rounds %d (want %lld) aggregators %d (want %d)", rc, st.rounds, want, st.aggregators, A2);
+    free(buf);
+}
+
+/* A call that must fail on every rank with `cls`, the handler running once per rank. */
+static void expect_error(const char *what, MPI_File fh, int n, const MPI_Offset *off, const int *len,
+                         const char *buf, const agx_io_hints *h, int cls)
+{
+    handler_calls = 0;
+    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, n, off, len, buf, h, NULL), got = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &got);
+    if (rank == 0 && rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int l;
+        agx_error_string(rc, msg, &l);
+        printf("  %s: %s\n", what, msg);
+    }
+    CHECK(got == cls && handler_calls == 1, "%s: class %d (want %d), handler ran %d times", what, got, cls,
+          handler_calls);
+}
+
+static void errors(void)
+{
+    char buf[4096];
+    memset(buf, 'x', sizeof buf);
+    MPI_Offset off[2] = {100 * rank, 0};
+    int len[2] = {100, 0};
+    agx_io_hints h;
+    agx_io_hints_init(&h);
+    MPI_File fh = open_file(path_a, MPI_MODE_CREATE | MPI_MODE_RDWR, 0);
+    if (size > 1) {
+        off[0] = rank == 1 ? 50 : 100 * rank; /* ranks 0 and 1 share [50, 100) */
+        expect_error("overlap between ranks", fh, 1, off, len, buf, &h, MPI_ERR_ARG);
+        off[0] = 100 * rank;
+    }
+    off[1] = 100 * rank + 10, len[1] = 5;
+    expect_error("overlap on one rank", fh, 2, off, len, buf, &h, MPI_ERR_ARG);
+    len[1] = 0;
+    expect_error("negative count on the last rank", fh, rank == size - 1 ? -1 : 1, off, len, buf, &h,
+                 MPI_ERR_COUNT);
+    agx_io_hints bad = h;
+    bad.data_kernel = rank == 0 ? "no_such_kernel" : NULL;
+    expect_error("unknown kernel on rank 0", fh, 1, off, len, buf, &bad, MPI_ERR_ARG);
+    bad = h;
+    bad.cb_buffer_size = rank == size - 1 ? 4096 : 0;
+    if (size > 1)
+        expect_error("hints differ", fh, 1, off, len, buf, &bad, MPI_ERR_ARG);
+    MPI_File_set_view(fh, 8, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    expect_error("a file view", fh, 1, off, len, buf, &h, MPI_ERR_ARG);
+    MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    /* a write failing on one aggregator: the last rank may not grow a file past 1 byte */
+    struct rlimit old, one = {1, 0};
+    getrlimit(RLIMIT_FSIZE, &old);
+    one.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    h.aggregators = size;
+    if (rank == size - 1)
+        setrlimit(RLIMIT_FSIZE, &one);
+    expect_error("write fails on the last aggregator (RLIMIT_FSIZE)", fh, 1, off, len, buf, &h, MPI_ERR_IO);
+    if (rank == size - 1)
+        setrlimit(RLIMIT_FSIZE, &old);
+    MPI_File_close(&fh);
+    fh = open_file(path_a, MPI_MODE_RDONLY, -1);
+    int cls_ro;
+    handler_calls = 0;
+    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, off, len, buf, &h, NULL);
+    MPI_Error_class(rc, &cls_ro);
+    CHECK(rc != MPI_SUCCESS && handler_calls == 1, "read-only file: rc %d, handler ran %d times", rc, handler_calls);
+    MPI_File_close(&fh);
+}
+
+int main(int argc, char **argv)
+{
+    mt_run run;
+    mt_start(&argc, &argv, &run);
+    rank = run.rank, size = run.size;
+    const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
+    unsigned tag = run.seed;
+    MPI_Bcast(&tag, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    snprintf(path_a, sizeof path_a, "%s/agx_tp_%u_%d_a.dat", dir, tag, size);
+    snprintf(path_b, sizeof path_b, "%s/agx_tp_%u_%d_b.dat", dir, tag, size);
+    int npat = getenv("AGX_TP_PATTERNS") ? atoi(getenv("AGX_TP_PATTERNS")) : run.quick ? 12 : 200;
+    if (rank == 0)
+        printf("test_twophase: p = %d, seed %u, %d patterns\n", size, run.seed, npat);
+    int good = 0;
+    for (int k = 0; k < npat; k++)
+        good += one_pattern(run.seed + 7919u * (unsigned)k, k);
+    if (rank == 0)
+        printf("  %d of %d random patterns byte-exact against MPI_File_write_all\n", good, npat);
+    workloads(run.seed);
+    errors();
+    if (rank == 0) {
+        unlink(path_a);
+        unlink(path_b);
+        printf("%s: %d passed, %d failed\n", failed ? "FAIL" : "PASS", passed, failed);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
