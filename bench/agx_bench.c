@@ -56,6 +56,8 @@ static void usage(FILE *f)
             "                 (Proficz21's mini-benchmark; agx-bench pap -h)\n"
             "       agx-bench alltoallv [--pattern P] [--receivers N] [--bytes LIST] [-a LIST]\n"
             "                 (KangRoss20's all-to-many kernels; agx-bench alltoallv -h)\n"
+            "       agx-bench twophase --workload e3sm|flash|btio --file PATH [-k LIST]\n"
+            "                 (two-phase collective write vs MPI_File_write_all; agx-bench twophase -h)\n"
             "       agx-bench --list\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
@@ -405,6 +407,7 @@ static void write_json(const char *path, const options *o, const record *r, int 
 
 int agx_bench_pap(int argc, char **argv);
 int agx_bench_a2a(int argc, char **argv);
+int agx_bench_io(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -413,6 +416,8 @@ int main(int argc, char **argv)
         return agx_bench_pap(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "alltoallv"))
         return agx_bench_a2a(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "twophase"))
+        return agx_bench_io(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "--list")) {
         bench_list_algorithms();
         return 0;
