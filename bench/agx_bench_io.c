@@ -77,7 +77,7 @@ static int parse(int argc, char **argv, io_opts *o)
     agx_io_hints_init(&o->h);
     optind = 0; /* see agx_bench_a2a.c */
     argc--, argv++;
-    while ((c = getopt_long(argc, argv, "+k:i:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+k:i:qh", lo, NULL)) != -1) {
         switch (c) {
         case 'W':
             for (o->workload = 0; o->workload < 3 && strcmp(optarg, wnames[o->workload]); o->workload++)
@@ -99,10 +99,11 @@ static int parse(int argc, char **argv, io_opts *o)
         case 'A': case 'N': case 'V': case 'E': case 'K': case 'i':
             if (num(optarg, c == 'V' || c == 'K' || c == 'E' || c == 'i' ? 1 : 0, 1 << 30, &v, 0))
                 return -1;
-            *(c == 'A' ? &o->h.aggregators : c == 'N' ? &o->h.stripe_count : c == 'V' ? &o->bp.vars
-              : c == 'K' ? &o->bp.block : &o->iters) = (int)v;
             if (c == 'E')
                 o->bp.cells = v;
+            else
+                *(c == 'A' ? &o->h.aggregators : c == 'N' ? &o->h.stripe_count : c == 'V' ? &o->bp.vars
+                  : c == 'K' ? &o->bp.block : &o->iters) = (int)v;
             break;
         case 'B': case 'S':
             if (num(optarg, 1, 1LL << 30, &v, 1))
@@ -113,6 +114,7 @@ static int parse(int argc, char **argv, io_opts *o)
         case 'n': o->no_write = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
+        case 'q': break; /* quiet: accepted for agx-sim (the table is short) */
         case 'h': usage(stdout); exit(0);
         default: return -1;
         }
@@ -166,7 +168,7 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
     h.meta_kernel = meta, h.data_kernel = data, h.no_write = o->no_write;
     *r = (io_rec){.verified = -1};
     snprintf(r->name, sizeof r->name, "%s", mpi ? "MPI_File_write_all" : run);
-    for (int it = 0; it < o->iters && rc == MPI_SUCCESS; it++) {
+    for (int it = -1; it < o->iters && rc == MPI_SUCCESS; it++) { /* it = -1: one untimed warm-up */
         MPI_File fh;
         if ((rc = open_file(o, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) != MPI_SUCCESS)
             break;
@@ -181,7 +183,7 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
             MPI_File_close(&fh);
         mine[0] = t, mine[1] = st.meta_time, mine[2] = st.data_time, mine[3] = st.io_time, mine[4] = st.other_time;
         MPI_Allreduce(mine, max, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        for (int k = 0; k < 5; k++)
+        for (int k = 0; k < 5 && it >= 0; k++)
             r->t[k] += max[k] * 1e3 / o->iters;
     }
     if (rc != MPI_SUCCESS)
@@ -254,12 +256,13 @@ int agx_bench_io(int argc, char **argv)
         *nl = '\0';
     if (rank == 0)
         printf("# agx-bench twophase  workload=%s  nprocs=%d  requests=%lld  bytes=%lld  layout=%s  aggregators=%d"
-               "  cb=%lld  iterations=%d%s\n# MPI: %s\n# ms per call, max over ranks (KangRoss20 Fig. 5: meta = "
+               "  cb=%lld  iterations=%d (+1 warm-up)%s\n# MPI: %s\n# ms per call, max over ranks (KangRoss20 Fig. 5: meta = "
                "offset/length exchange, data = data exchanges, io = writes, other = the rest)\n"
                "%-24s %10s %10s %10s %10s %10s %7s %-11s %-11s %s\n", wnames[o.workload], nprocs, reqs, bytes,
                o.h.layout ? "striped" : "even", o.h.aggregators, o.h.cb_buffer_size, o.iters,
                o.no_write ? "  (no write: exchanges only)" : "", ver, "run", "total", "meta", "data", "io", "other",
                "rounds", "meta_kern", "data_kern", "check");
+    fflush(stdout);
     for (int i = 0; i < o.nruns && rc == MPI_SUCCESS; i++) {
         io_rec *r = &recs[nrec];
         if ((rc = run_one(&o, o.runs[i], &q, r)) != MPI_SUCCESS)
