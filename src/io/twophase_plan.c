@@ -210,6 +210,9 @@ int agx_tp_pieces(agx_tp *t)
         const agx_tp_req *q = &t->req[i];
         for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
             l = agx_fd_piece(&t->fd, o, q->off + q->len, &aggr, &round, &pos);
+            if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
+                return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
+                                 INT_MAX / AGX_TP_META_BYTES);
             if (t->npc == cap) {
                 agx_tp_piece *m = realloc(t->pc, sizeof *t->pc * (size_t)(cap *= 2));
                 if (!m)
@@ -222,9 +225,6 @@ int agx_tp_pieces(agx_tp *t)
             t->cnt_s[t->aggr_rank[aggr]]++;
         }
     }
-    if (t->npc > INT_MAX / AGX_TP_META_BYTES)
-        return agx_error(MPI_ERR_COUNT, "%s: rank %d has %lld request pieces (at most %d)", t->fn, t->a.rank,
-                         t->npc, INT_MAX / AGX_TP_META_BYTES);
     if (!(t->meta_s = malloc((size_t)(t->npc ? t->npc : 1) * AGX_TP_META_BYTES)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, t->npc);
     long long *at = t->rcur; /* scratch: next record per aggregator rank */
