@@ -23,6 +23,7 @@ typedef enum {
     AGX_OP_ALLGATHER = 0,
     AGX_OP_ALLGATHERV,
     AGX_OP_ALLTOALLV,
+    AGX_OP_ALLREDUCE,
     AGX_OP_LAST
 } agx_op;
 
@@ -56,6 +57,19 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
  * inter-communicator the library's own MPI_Alltoallv runs. */
 int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                  MPI_Comm comm);
+
+/* Reduction to every process with MPI_Allreduce's signature (MPI_IN_PLACE included; any
+ * predefined or user-defined op, datatypes of one predefined base). Algorithms
+ * (AGX_ALLREDUCE_ALGORITHM): dissemination (SharedNotify Sec. III: any p in
+ * floor(log2 p) rounds with partial results sent early), recursive_doubling,
+ * reduce_bcast, ring, rabenseifner, native. Every algorithm gives every rank the same
+ * bits, and the same bits run after run (a fixed reduction order per algorithm,
+ * docs/algorithms.md says which); those whose order is not the rank order need a
+ * commutative op, and dissemination (whose order differs between ranks) an exact one
+ * (integer types), and fall back to recursive_doubling otherwise. On an
+ * inter-communicator the library's own MPI_Allreduce runs. */
+int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm);
 
 /* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0

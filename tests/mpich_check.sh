@@ -8,7 +8,7 @@ src=$1 build=$2 b=$2/mpich
 command -v mpicc.mpich >/dev/null || { echo "MPICH is not installed: run tools/bootstrap"; exit 1; }
 cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
   -DAGX_PC_MPI=mpich > "$b.log" 2>&1 &&
-  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase >> "$b.log" 2>&1 ||
+  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_allreduce >> "$b.log" 2>&1 ||
   { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
 run="$src/tools/agxrun --mpi mpich --timeout 240"
 fail=0
@@ -18,4 +18,5 @@ $run -n 4 "$b/bin/test_api" || { echo "FAIL: test_api"; fail=1; }
 $run -n 7 "$b/bin/test_inter" --quick || { echo "FAIL: test_inter ($?)"; fail=1; }
 $run -n 5 "$b/bin/test_alltoallv" --quick || { echo "FAIL: test_alltoallv ($?)"; fail=1; }
 AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twophase ($?)"; fail=1; }
+$run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
 exit $fail

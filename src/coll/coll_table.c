@@ -9,6 +9,7 @@
 
 extern const agx_table agx_allgather_intra_table, agx_allgather_inter_table;
 extern const agx_table agx_alltoallv_intra_table, agx_alltoallv_inter_table;
+extern const agx_table agx_allreduce_intra_table, agx_allreduce_inter_table;
 
 static const agx_op_desc ops[AGX_OP_LAST] = {
     [AGX_OP_ALLGATHER] = {"allgather", "AGX_ALLGATHER_ALGORITHM",
@@ -17,6 +18,8 @@ static const agx_op_desc ops[AGX_OP_LAST] = {
                            {&agx_allgather_intra_table, &agx_allgather_inter_table}},
     [AGX_OP_ALLTOALLV] = {"alltoallv", "AGX_ALLTOALLV_ALGORITHM",
                           {&agx_alltoallv_intra_table, &agx_alltoallv_inter_table}},
+    [AGX_OP_ALLREDUCE] = {"allreduce", "AGX_ALLREDUCE_ALGORITHM",
+                          {&agx_allreduce_intra_table, &agx_allreduce_inter_table}},
 };
 
 const agx_op_desc *agx_op_get(agx_op op)

@@ -3,6 +3,7 @@
 #define AGX_INTERNAL_H
 
 #include "agx.h"
+#include "allreduce.h"
 #include "alltoallv.h"
 #include "intergroup.h"
 #include "locality.h"
@@ -82,6 +83,21 @@ typedef struct {
     unsigned send_flags;   /* AGX_ALLTOALLV_SYNC: AGX_SOP_SYNC for issend */
 } agx_a2a_args;
 
+/* allreduce, as the user gave it, and the vector's layout: the whole vector as one block,
+ * or cut into `nb` blocks of about equal counts (ring, Rabenseifner) */
+typedef struct {
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    int commutative;      /* MPI_Op_commutative */
+    int exact;            /* the result does not depend on the order (integer types) */
+    MPI_Datatype base;    /* the predefined element type of `type` */
+    int per;              /* elements of base per element of type */
+    int predef;           /* op is a predefined op */
+} agx_ar_args;
+
 typedef struct {
     agx_op op;
     agx_kind kind;        /* which table serves the call: intra, or inter (an
@@ -100,6 +116,7 @@ typedef struct {
     union {               /* the per-operation part */
         agx_ag_args ag;
         agx_a2a_args a2a;
+        agx_ar_args ar;
     } u;
 } agx_args;
 
@@ -258,6 +275,9 @@ typedef struct {
 int agx_sched_run(const agx_exec *x, const agx_sched *s);
 /* The exec of an intra call over its receive layout (counters by regions). */
 void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x);
+/* The schedule of a flat builder for this rank and p, from the communicator's cache or
+ * built now. */
+int agx_flat_sched(const agx_args *a, agx_build_fn build, int param, const agx_sched **out);
 /* A flat allgather: copy the own block, then the cached schedule of `build`. */
 int agx_run_flat(const agx_args *a, agx_build_fn build, int param);
 /* Run a locality-aware algorithm: its virtual order and schedule (built once per
@@ -391,6 +411,15 @@ int agx_a2a_env(agx_a2a_args *g);
 int agx_a2a_exchange(const agx_args *base, int alg, const agx_a2a_pattern *pt, int throttle, unsigned flags,
                      const void *sbuf, const int *sc, const int *sd, void *rbuf, const int *rc, const int *rd,
                      unsigned char *snz, unsigned char *rnz);
+
+/* ---- allreduce (src/coll/allreduce/allreduce_run.c) ------------------------------------
+ * Run the cached schedule of `build` (src/patterns/allreduce.h) over the receive buffer
+ * and scratch copies, after copying sendbuf into recvbuf. */
+int agx_ar_run(const agx_args *a, agx_build_fn build);
+/* t's one predefined element type (MPI_ERR_TYPE when its leaves differ), how many of them
+ * an element of t holds, whether op on them gives the same bits in any order, and whether
+ * op is a predefined op. */
+int agx_ar_type(MPI_Op op, MPI_Datatype t, MPI_Datatype *base, int *per, int *exact, int *predef);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code (not raised). */

@@ -248,8 +248,7 @@ void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x)
                     .op = MPI_OP_NULL};
 }
 
-/* The schedule of a flat builder for this rank and p, from the cache or built now. */
-static int flat_sched(const agx_args *a, agx_build_fn build, int param, const agx_sched **out)
+int agx_flat_sched(const agx_args *a, agx_build_fn build, int param, const agx_sched **out)
 {
     agx_cache_key key = {.builder = (const void *)build, .p = a->p, .param = param};
     if ((*out = agx_cache_find(a->ctx, &key, NULL)))
@@ -269,7 +268,7 @@ int agx_run_flat(const agx_args *a, agx_build_fn build, int param)
     agx_exec x;
     int rc = agx_copy_own_block(a);
     if (rc == MPI_SUCCESS)
-        rc = flat_sched(a, build, param, &s);
+        rc = agx_flat_sched(a, build, param, &s);
     if (rc != MPI_SUCCESS)
         return rc;
     agx_exec_of(a, &a->u.ag.blk, &x);

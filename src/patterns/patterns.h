@@ -86,6 +86,9 @@ int agx_sched_add_range(agx_sched *s, int round, int kind, int peer, int first, 
 /* The same with flags and a buffer. */
 int agx_sched_add_range_ex(agx_sched *s, int round, int kind, int peer, unsigned flags, int buf, int first,
                            int len);
+/* A local op (AGX_SOP_COPY / AGX_SOP_REDUCE) on blocks [first, first + len) of buffer
+ * dst, reading the same blocks of buffer src (REDUCE: dst = src (+) dst). */
+int agx_sched_add_local(agx_sched *s, int round, int kind, int dst, int src, int first, int len);
 /* An arbitrary list of blocks (ascending runs are merged into ranges; no size limit). */
 int agx_sched_add_blocks(agx_sched *s, int round, int kind, int peer, const int *blocks, int n);
 /* Sort the ops by round (stable) and fix nrounds; returns 0, or -1 when s->bad. */

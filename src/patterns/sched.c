@@ -95,6 +95,18 @@ int agx_sched_add_range(agx_sched *s, int round, int kind, int peer, int first, 
     return agx_sched_add_range_ex(s, round, kind, peer, 0, 0, first, len);
 }
 
+int agx_sched_add_local(agx_sched *s, int round, int kind, int dst, int src, int first, int len)
+{
+    if (len <= 0)
+        return s->bad ? -1 : 0;
+    agx_sop *op = push_op(s, round, kind, -1, 0, 0, dst);
+    if (op) {
+        op->src = (unsigned char)src;
+        push_range(s, op, first, len);
+    }
+    return s->bad ? -1 : 0;
+}
+
 int agx_sched_add_blocks(agx_sched *s, int round, int kind, int peer, const int *blocks, int n)
 {
     if (n <= 0)

@@ -89,6 +89,21 @@ static void test_bad_input(void)
     EXPECT_ERR(agx_intergroup_allgather(MPI_IN_PLACE, 1, MPI_INT, rb, 1, MPI_INT, c, rank % 2), MPI_ERR_ARG,
                "MPI_IN_PLACE on a colour split");
 
+    /* allreduce: local checks, one error each */
+    MPI_Datatype mixed;
+    int bl[2] = {1, 1};
+    MPI_Aint bd[2] = {0, 8};
+    MPI_Datatype bt[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Type_create_struct(2, bl, bd, bt, &mixed);
+    MPI_Type_commit(&mixed);
+    EXPECT_ERR(agx_allreduce(sb, rb, -1, MPI_INT, MPI_SUM, c), MPI_ERR_COUNT, "allreduce: negative count");
+    EXPECT_ERR(agx_allreduce(sb, rb, 1, MPI_INT, MPI_OP_NULL, c), MPI_ERR_OP, "allreduce: MPI_OP_NULL");
+    EXPECT_ERR(agx_allreduce(sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM, c), MPI_ERR_TYPE, "allreduce: null type");
+    EXPECT_ERR(agx_allreduce(sb, NULL, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "allreduce: NULL recvbuf");
+    EXPECT_ERR(agx_allreduce(rb, rb, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "allreduce: aliased buffers");
+    EXPECT_ERR(agx_allreduce(sb, rb, 1, mixed, MPI_SUM, c), MPI_ERR_TYPE, "allreduce: struct of int and double");
+    MPI_Type_free(&mixed);
+
     /* unknown names: the error lists the valid ones */
     EXPECT_ERR(agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "no_such_alg"), MPI_ERR_ARG, "unknown name");
     rc = agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, "no_such_alg");

@@ -1,0 +1,78 @@
+/*
+ * agx_allreduce's algorithms. Adding an algorithm = its file under src/coll/allreduce/ +
+ * one row here. Citations are keys of docs/REFERENCES.md.
+ */
+#include "agx_internal.h"
+
+#include <stddef.h>
+
+#define AR (1u << AGX_OP_ALLREDUCE)
+
+int agx_allreduce_native(const agx_args *a);
+int agx_allreduce_intra_dissemination(const agx_args *a);
+int agx_allreduce_intra_recursive_doubling(const agx_args *a);
+int agx_allreduce_intra_reduce_bcast(const agx_args *a);
+int agx_allreduce_intra_ring(const agx_args *a);
+int agx_allreduce_intra_rabenseifner(const agx_args *a);
+
+static const char *commutative(const agx_args *a, int *told)
+{
+    (void)told;
+    return a->u.ar.commutative ? NULL : "needs a commutative op (its reduction order is not the rank order)";
+}
+
+static const char *exact(const agx_args *a, int *told)
+{
+    const char *why = commutative(a, told);
+    if (why || a->u.ar.exact)
+        return why;
+    return "reduces in a different order on each rank, so it needs a reduction whose result does not depend "
+           "on the order (a predefined op on integer types) to give every rank the same bits";
+}
+
+static const agx_alg intra[] = {
+    {.name = "native", .fn = agx_allreduce_native, .ops = AR,
+     .desc = "the MPI library's own MPI_Allreduce (PMPI_)", .cost = "the library's choice", .cite = "-"},
+    {.name = "dissemination", .fn = agx_allreduce_intra_dissemination, .ops = AR,
+     .desc = "dissemination for any p, partial results sent early in the same rounds",
+     .cost = "floor(log2 p) rounds; (floor(log2 p) + popcount(p) - 1) n sent per rank",
+     .cite = "SharedNotify Sec. III, Figs. 4-5", .check = exact, .fallback = "recursive_doubling"},
+    {.name = "recursive_doubling", .fn = agx_allreduce_intra_recursive_doubling, .ops = AR,
+     .desc = "whole-vector exchanges at distances 1, 2, 4, ..; fold for any p",
+     .cost = "log2(p2) (+2) rounds of n bytes", .cite = "Thakur05"},
+    {.name = "reduce_bcast", .fn = agx_allreduce_intra_reduce_bcast, .ops = AR,
+     .desc = "binomial reduce to rank 0, binomial broadcast",
+     .cost = "2 ceil(log2 p) rounds of n bytes", .cite = "SharedNotify Sec. III-B (baseline 3)"},
+    {.name = "ring", .fn = agx_allreduce_intra_ring, .ops = AR,
+     .desc = "ring reduce-scatter over p blocks, then ring allgather",
+     .cost = "2 (p-1) rounds; 2 (p-1)/p n sent per rank", .cite = "SharedNotify Sec. III-B (baseline 8)",
+     .check = commutative, .fallback = "recursive_doubling"},
+    {.name = "rabenseifner", .fn = agx_allreduce_intra_rabenseifner, .ops = AR,
+     .desc = "reduce-scatter by recursive halving, allgather by recursive doubling; fold for any p",
+     .cost = "2 log2(p2) (+2) rounds; 2 (p2-1)/p2 n sent per rank", .cite = "Thakur05 (Rabenseifner)",
+     .check = commutative, .fallback = "recursive_doubling"},
+};
+
+/* The default (docs/algorithms.md, "allreduce"): short vectors by dissemination where it
+ * gives every rank the same bits (exact reductions), else recursive doubling; long ones
+ * by Rabenseifner (commutative ops), else recursive doubling. 2 KiB is MPICH's
+ * short/long threshold. */
+static const agx_rule intra_rules[] = {
+    {.below_bytes = 2048, .alg = "dissemination"},
+    {.below_bytes = 2048, .alg = "recursive_doubling"},
+    {.alg = "rabenseifner"},
+    {.alg = "recursive_doubling"},
+};
+
+const agx_table agx_allreduce_intra_table = {
+    .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
+    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0]};
+
+static const agx_alg inter[] = {
+    {.name = "native", .fn = agx_allreduce_native, .ops = AR, .raw = 1,
+     .desc = "the MPI library's own MPI_Allreduce on the inter-communicator (PMPI_)",
+     .cost = "the library's choice", .cite = "-"},
+};
+
+const agx_table agx_allreduce_inter_table = {
+    .kind = AGX_KIND_INTER, .algs = inter, .n = 1}; /* no rules: native */

@@ -1,0 +1,56 @@
+/*
+ * agx_allreduce: check, select, run.
+ *
+ * The checks are local, like the library's own MPI_Allreduce: a correct program gives
+ * every rank the same count, datatype and op, so every rank makes the same choice. The
+ * one condition a rank sees alone, failing to allocate scratch, is agreed on by the
+ * runner before any message (allreduce_run.c); small vectors use scratch on the stack
+ * and need no agreement.
+ */
+#include "agx_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int check_args(agx_args *a, const char *fn)
+{
+    agx_ar_args *g = &a->u.ar;
+    char what[96];
+    int rc, size;
+    if (g->count < 0)
+        return agx_error(MPI_ERR_COUNT, "%s: count %d is negative", fn, g->count);
+    snprintf(what, sizeof what, "%s: datatype", fn);
+    if ((rc = agx_type_check(g->type, what)) != MPI_SUCCESS)
+        return rc;
+    if (g->op == MPI_OP_NULL)
+        return agx_error(MPI_ERR_OP, "%s: op is MPI_OP_NULL", fn);
+    if ((rc = agx_check_buffer(g->recvbuf, g->count, g->type, "recvbuf")) != MPI_SUCCESS ||
+        (g->sendbuf != MPI_IN_PLACE && (rc = agx_check_buffer(g->sendbuf, g->count, g->type, "sendbuf"))))
+        return rc;
+    if (g->sendbuf == g->recvbuf && g->count > 0)
+        return agx_error(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
+    if ((rc = MPI_Op_commutative(g->op, &g->commutative)) != MPI_SUCCESS)
+        return rc;
+    if ((rc = agx_ar_type(g->op, g->type, &g->base, &g->per, &g->exact, &g->predef)) != MPI_SUCCESS)
+        return rc;
+    MPI_Type_size(g->type, &size);
+    a->msg_bytes = (long long)g->count * size;
+    return MPI_SUCCESS;
+}
+
+static int allreduce(agx_args *a, const char *fn)
+{
+    int rc;
+    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS || (rc = check_args(a, fn)) != MPI_SUCCESS ||
+        (rc = agx_choose(a)) != MPI_SUCCESS)
+        return rc;
+    return a->alg->fn(a);
+}
+
+int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    agx_args a = {.op = AGX_OP_ALLREDUCE, .user_comm = comm,
+                  .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};
+    return agx_raise(comm, allreduce(&a, "agx_allreduce"));
+}

@@ -1,0 +1,175 @@
+/* Allreduce schedules (see allreduce.h): dissemination (SharedNotify Sec. III), recursive
+ * doubling, reduce + broadcast, ring and Rabenseifner. */
+#include "allreduce.h"
+
+enum { SEND = AGX_SOP_SEND, RECV = AGX_SOP_RECV, COPY = AGX_SOP_COPY, REDUCE = AGX_SOP_REDUCE };
+
+static int floor_log2(int p)
+{
+    int l = 0;
+    while ((2 << l) <= p)
+        l++;
+    return p >= 1 ? l : 0;
+}
+
+int agx_ar_dissem_nbufs(int p) { return AGX_AR_PART + floor_log2(p); }
+
+int agx_ar_nblocks(agx_build_fn build, int p)
+{
+    if (build == agx_build_ar_ring)
+        return p;
+    if (build == agx_build_ar_rabenseifner)
+        return agx_floor_pow2(p);
+    return 1;
+}
+
+/* One message of blocks [first, first + len) of buffer buf. */
+static int msg(agx_sched *s, int t, int kind, int peer, int buf, int first, int len)
+{
+    return agx_sched_add_range_ex(s, t, kind, peer, 0, buf, first, len);
+}
+
+int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param)
+{
+    (void)param;
+    int l = floor_log2(p), bad = 0;
+    for (int k = 0; k < l; k++) {
+        int d = 1 << k, t = round0 + k;
+        bad |= msg(s, t, SEND, (r + d) % p, AGX_AR_ACC, 0, 1) | msg(s, t, RECV, (r - d + p) % p, AGX_AR_TMP, 0, 1);
+        if (p >> k & 1) { /* c_k = 1: P_k goes out with this round's message */
+            int D = (p >> (k + 1)) << (k + 1);
+            bad |= msg(s, t, SEND, (r + D) % p, AGX_AR_ACC, 0, 1) |
+                   msg(s, t, RECV, (r - D + p) % p, AGX_AR_PART + k, 0, 1);
+        }
+        bad |= agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, AGX_AR_TMP, 0, 1);
+    }
+    for (int k = l - 1; k >= 0; k--) /* the partials precede the window: highest k first */
+        if (p >> k & 1)
+            bad |= agx_sched_add_local(s, round0 + l - 1, REDUCE, AGX_AR_ACC, AGX_AR_PART + k, 0, 1);
+    return bad ? -1 : l;
+}
+
+/* The fold of the first 2e ranks (e = p - p2): returns this rank's virtual rank among the
+ * p2 that go on (-1: folded away); `last` set, the result goes back to the folded rank. */
+static int fold(agx_sched *s, int t, int r, int p, int nb, int last, int *bad)
+{
+    int p2 = agx_floor_pow2(p), e = p - p2;
+    if (r >= 2 * e)
+        return r - e;
+    if (!last) {
+        if (r % 2 == 0)
+            *bad |= msg(s, t, SEND, r + 1, AGX_AR_ACC, 0, nb);
+        else
+            *bad |= msg(s, t, RECV, r - 1, AGX_AR_TMP, 0, nb) |
+                    agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, AGX_AR_TMP, 0, nb);
+    } else {
+        *bad |= msg(s, t, r % 2 ? SEND : RECV, r % 2 ? r - 1 : r + 1, AGX_AR_ACC, 0, nb);
+    }
+    return r % 2 ? r / 2 : -1;
+}
+
+static int real_rank(int v, int e) { return v < e ? 2 * v + 1 : v + e; }
+
+/* Exchange blocks with partner (virtual pv): send [sf, sf+sl) of *cur, receive
+ * [mf, mf+ml) into the other buffer, reduce so the lower ranks' data is the left operand;
+ * the result's buffer becomes *cur. */
+static int exchange_reduce(agx_sched *s, int t, int peer, int lower, int *cur, int sf, int sl, int mf, int ml)
+{
+    int other = AGX_AR_ACC + AGX_AR_TMP - *cur;
+    int bad = msg(s, t, SEND, peer, *cur, sf, sl) | msg(s, t, RECV, peer, other, mf, ml);
+    if (lower) /* partner's data first: cur = other (+) cur */
+        return bad | agx_sched_add_local(s, t, REDUCE, *cur, other, mf, ml);
+    bad |= agx_sched_add_local(s, t, REDUCE, other, *cur, mf, ml); /* other = cur (+) other */
+    *cur = other;
+    return bad;
+}
+
+int agx_build_ar_recursive_doubling(agx_sched *s, int round0, int r, int p, int param)
+{
+    (void)param;
+    if (p <= 1)
+        return 0;
+    int p2 = agx_floor_pow2(p), e = p - p2, L = agx_ceil_log2(p2), t = round0, bad = 0, cur = AGX_AR_ACC;
+    int v = fold(s, t, r, p, 1, 0, &bad);
+    t += e > 0;
+    for (int mask = 1; v >= 0 && mask < p2; mask <<= 1, t++)
+        bad |= exchange_reduce(s, t, real_rank(v ^ mask, e), (v ^ mask) < v, &cur, 0, 1, 0, 1);
+    if (v < 0)
+        t += L;
+    if (cur != AGX_AR_ACC)
+        bad |= agx_sched_add_local(s, t - 1, COPY, AGX_AR_ACC, cur, 0, 1);
+    if (e > 0)
+        fold(s, t++, r, p, 1, 1, &bad);
+    return bad ? -1 : t - round0;
+}
+
+int agx_build_ar_reduce_bcast(agx_sched *s, int round0, int r, int p, int param)
+{
+    (void)param;
+    int L = agx_ceil_log2(p), bad = 0, cur = AGX_AR_ACC;
+    for (int k = 0; k < L; k++) {
+        int mask = 1 << k;
+        if (r & mask) { /* my ranks r .. r+mask-1 go to r - mask, then I wait for the result */
+            bad |= msg(s, round0 + k, SEND, r - mask, cur, 0, 1);
+            break;
+        }
+        if (r + mask < p) /* receive only (an empty send is no message): cur (+) theirs */
+            bad |= exchange_reduce(s, round0 + k, r + mask, 0, &cur, 0, 0, 0, 1);
+    }
+    if (r == 0 && cur != AGX_AR_ACC)
+        bad |= agx_sched_add_local(s, round0 + L - 1, COPY, AGX_AR_ACC, cur, 0, 1);
+    for (int k = 0; k < L; k++) {
+        int mask = 1 << k;
+        if (r < mask && r + mask < p)
+            bad |= msg(s, round0 + L + k, SEND, r + mask, AGX_AR_ACC, 0, 1);
+        else if (r >= mask && r < 2 * mask)
+            bad |= msg(s, round0 + L + k, RECV, r - mask, AGX_AR_ACC, 0, 1);
+    }
+    return bad ? -1 : 2 * L;
+}
+
+int agx_build_ar_ring(agx_sched *s, int round0, int r, int p, int param)
+{
+    (void)param;
+    int bad = 0, next = (r + 1) % p, prev = (r - 1 + p) % p;
+    for (int k = 0; k + 1 < p; k++) {
+        int t = round0 + k, c = agx_mod(r - k - 1, p);
+        bad |= msg(s, t, SEND, next, AGX_AR_ACC, agx_mod(r - k, p), 1) | msg(s, t, RECV, prev, AGX_AR_TMP, c, 1) |
+               agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, AGX_AR_TMP, c, 1);
+    }
+    for (int k = 0; k + 1 < p; k++) {
+        int t = round0 + p - 1 + k;
+        bad |= msg(s, t, SEND, next, AGX_AR_ACC, agx_mod(r + 1 - k, p), 1) |
+               msg(s, t, RECV, prev, AGX_AR_ACC, agx_mod(r - k, p), 1);
+    }
+    return bad ? -1 : 2 * (p - 1);
+}
+
+int agx_build_ar_rabenseifner(agx_sched *s, int round0, int r, int p, int param)
+{
+    (void)param;
+    if (p <= 1)
+        return 0;
+    int p2 = agx_floor_pow2(p), e = p - p2, L = agx_ceil_log2(p2), t = round0, bad = 0, cur = AGX_AR_ACC;
+    int v = fold(s, t, r, p, p2, 0, &bad), lo = 0;
+    t += e > 0;
+    if (v >= 0) {
+        for (int mask = p2 / 2; mask >= 1; mask >>= 1, t++) { /* reduce-scatter by halving */
+            int mid = lo + mask, up = v & mask; /* my range [lo, lo + 2 mask) */
+            int mf = up ? mid : lo, sf = up ? lo : mid;
+            bad |= exchange_reduce(s, t, real_rank(v ^ mask, e), (v ^ mask) < v, &cur, sf, mask, mf, mask);
+            lo = mf;
+        }
+        if (cur != AGX_AR_ACC)
+            bad |= agx_sched_add_local(s, t - 1, COPY, AGX_AR_ACC, cur, v, 1);
+        for (int mask = 1; mask < p2; mask <<= 1, t++) { /* allgather by doubling */
+            int pv = v ^ mask, peer = real_rank(pv, e);
+            bad |= msg(s, t, SEND, peer, AGX_AR_ACC, v / mask * mask, mask) |
+                   msg(s, t, RECV, peer, AGX_AR_ACC, pv / mask * mask, mask);
+        }
+    } else
+        t += 2 * L;
+    if (e > 0)
+        fold(s, t++, r, p, p2, 1, &bad);
+    return bad ? -1 : t - round0;
+}

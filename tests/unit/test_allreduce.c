@@ -1,0 +1,275 @@
+/*
+ * Allreduce schedules simulated symbolically, p = 1..70: every buffer block holds the
+ * expression it would hold ("(a.b)" = a (+) b with a the left operand), the engine's
+ * semantics round by round (messages carry the sender's values at posting time, then the
+ * round's copies and reductions in order). Checked for every schedule: each message has
+ * its receive; every rank ends with every contribution exactly once; and what
+ * docs/algorithms.md claims per algorithm: the same expression on every rank (so the same
+ * bits), rank order kept (recursive doubling, reduce_bcast: non-commutative ops), the
+ * cyclic order of dissemination and ring; dissemination's rounds and messages against
+ * SharedNotify Sec. III and the sends of rank 0 in its Figures 4 (n = 7) and 5 (n = 11).
+ */
+#include "allreduce.h"
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXB 40 /* buffers */
+
+typedef struct {
+    int p, nb, nbuf;
+    char **v; /* v[(r * nbuf + buf) * nb + b] */
+    int *sent; /* messages sent per rank */
+} world;
+
+static char **cell(world *w, int r, int buf, int b) { return &w->v[((size_t)r * w->nbuf + buf) * w->nb + b]; }
+
+static char *join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 4;
+    char *s = malloc(n);
+    snprintf(s, n, "(%s.%s)", a, b);
+    return s;
+}
+
+static void set(char **c, char *s)
+{
+    free(*c);
+    *c = s;
+}
+
+/* Run the schedules S[0..p) on w; returns 0 when every message matched. */
+static int run(world *w, const agx_sched *S)
+{
+    int p = w->p, rounds = 0;
+    for (int r = 0; r < p; r++)
+        rounds = S[r].nrounds > rounds ? S[r].nrounds : rounds;
+    char *used = calloc((size_t)p * 4096, 1);
+    for (int t = 0; t < rounds; t++) {
+        /* messages: for each send, the first unused matching receive at the peer */
+        char **stage = calloc((size_t)p * w->nbuf * w->nb, sizeof(char *));
+        for (int r = 0; r < p; r++)
+            for (int i = 0; i < S[r].n; i++) {
+                const agx_sop *o = &S[r].ops[i];
+                if (o->round != t || o->kind != AGX_SOP_SEND)
+                    continue;
+                const agx_sched *d = &S[o->peer];
+                int k = 0;
+                for (; k < d->n; k++) {
+                    const agx_sop *q = &d->ops[k];
+                    if (q->round != t || q->kind != AGX_SOP_RECV || q->peer != r || used[o->peer * 4096 + k])
+                        continue;
+                    int same = agx_sop_nblocks(d, q) == agx_sop_nblocks(&S[r], o);
+                    for (int b = 0; b < w->nb && same; b++)
+                        same = agx_sop_has(d, q, b) == agx_sop_has(&S[r], o, b);
+                    if (same)
+                        break;
+                }
+                if (k == d->n) {
+                    fprintf(stderr, "p=%d round %d: rank %d's send to %d has no receive\n", p, t, r, o->peer);
+                    free(stage);
+                    free(used);
+                    return -1;
+                }
+                used[o->peer * 4096 + k] = 1;
+                w->sent[r]++;
+                for (int b = 0; b < w->nb; b++)
+                    if (agx_sop_has(&S[r], o, b))
+                        stage[((size_t)o->peer * w->nbuf + d->ops[k].buf) * w->nb + b] =
+                            strdup(*cell(w, r, o->buf, b));
+            }
+        for (size_t i = 0; i < (size_t)p * w->nbuf * w->nb; i++)
+            if (stage[i])
+                set(&w->v[i], stage[i]);
+        free(stage);
+        for (int r = 0; r < p; r++)
+            for (int i = 0; i < S[r].n; i++) {
+                const agx_sop *o = &S[r].ops[i];
+                if (o->round != t || (o->kind != AGX_SOP_COPY && o->kind != AGX_SOP_REDUCE))
+                    continue;
+                for (int b = 0; b < w->nb; b++)
+                    if (agx_sop_has(&S[r], o, b)) {
+                        char **dst = cell(w, r, o->buf, b), *src = *cell(w, r, o->src, b);
+                        set(dst, o->kind == AGX_SOP_COPY ? strdup(src) : join(src, *dst));
+                    }
+            }
+    }
+    for (int r = 0; r < p; r++)
+        for (int i = 0; i < S[r].n; i++)
+            if (S[r].ops[i].kind == AGX_SOP_RECV && !used[r * 4096 + i]) {
+                fprintf(stderr, "p=%d: rank %d's receive %d has no send\n", p, r, i);
+                free(used);
+                return -1;
+            }
+    free(used);
+    return 0;
+}
+
+/* The leaves of expression e in order, into out (n of them). */
+static int leaves(const char *e, int *out, int max)
+{
+    int n = 0;
+    for (const char *c = e; *c;) {
+        if (*c >= '0' && *c <= '9') {
+            if (n < max)
+                out[n] = (int)strtol(c, (char **)&c, 10);
+            n++;
+        } else
+            c++;
+    }
+    return n;
+}
+
+enum { ORDER_ANY, ORDER_RANK, ORDER_CYCLIC_RANK, ORDER_CYCLIC_BLOCK };
+
+/* Build every rank's schedule, run it, check coverage and the claims. */
+static int check(const char *name, agx_build_fn build, int p, int same_expr, int order, int *rounds,
+                 int *sent_max)
+{
+    int nb = agx_ar_nblocks(build, p), ok = 1;
+    agx_sched *S = calloc((size_t)p, sizeof *S);
+    world w = {.p = p, .nb = nb, .nbuf = build == agx_build_ar_dissemination ? agx_ar_dissem_nbufs(p) : 2};
+    w.v = calloc((size_t)p * w.nbuf * nb, sizeof(char *));
+    w.sent = calloc((size_t)p, sizeof(int));
+    *rounds = 0;
+    for (int r = 0; r < p; r++) {
+        agx_sched_init(&S[r]);
+        int n = build(&S[r], 0, r, p, 0);
+        if (n < 0 || agx_sched_finish(&S[r]) || S[r].nrounds > n) {
+            fprintf(stderr, "%s p=%d rank %d: build failed or used more rounds than it says\n", name, p, r);
+            ok = 0;
+        }
+        *rounds = n > *rounds ? n : *rounds;
+        for (int buf = 0; buf < w.nbuf; buf++)
+            for (int b = 0; b < nb; b++) {
+                char s[16];
+                snprintf(s, sizeof s, buf == AGX_AR_ACC ? "%d" : "x", r);
+                *cell(&w, r, buf, b) = strdup(s);
+            }
+    }
+    if (ok && run(&w, S))
+        ok = 0;
+    int *lv = malloc(sizeof(int) * (size_t)(p + 1)), *seen = malloc(sizeof(int) * (size_t)p);
+    for (int r = 0; r < p && ok; r++)
+        for (int b = 0; b < nb && ok; b++) {
+            const char *e = *cell(&w, r, AGX_AR_ACC, b);
+            int n = leaves(e, lv, p + 1);
+            memset(seen, 0, sizeof(int) * (size_t)p);
+            for (int i = 0; i < n && i <= p && ok; i++)
+                if (strchr(e, 'x') || lv[i] < 0 || lv[i] >= p || seen[lv[i]]++)
+                    ok = 0;
+            if (!ok || n != p) {
+                fprintf(stderr, "%s p=%d rank %d block %d: %s is not every contribution once\n", name, p, r, b, e);
+                ok = 0;
+            }
+            int first = order == ORDER_RANK ? 0 : order == ORDER_CYCLIC_RANK ? r + 1 : b;
+            for (int i = 0; i < p && ok && order != ORDER_ANY; i++)
+                if (lv[i] != (first + i) % p) {
+                    fprintf(stderr, "%s p=%d rank %d block %d: %s is not in the claimed order\n", name, p, r, b, e);
+                    ok = 0;
+                }
+            if (ok && same_expr && strcmp(e, *cell(&w, 0, AGX_AR_ACC, b))) {
+                fprintf(stderr, "%s p=%d: rank %d's %s differs from rank 0's %s\n", name, p, r, e,
+                        *cell(&w, 0, AGX_AR_ACC, b));
+                ok = 0;
+            }
+        }
+    *sent_max = 0;
+    for (int r = 0; r < p; r++)
+        *sent_max = w.sent[r] > *sent_max ? w.sent[r] : *sent_max;
+    for (size_t i = 0; i < (size_t)p * w.nbuf * nb; i++)
+        free(w.v[i]);
+    for (int r = 0; r < p; r++)
+        agx_sched_free(&S[r]);
+    free(w.v), free(w.sent), free(S), free(lv), free(seen);
+    return ok;
+}
+
+static int flog2(int p)
+{
+    int l = 0;
+    while ((2 << l) <= p)
+        l++;
+    return l;
+}
+
+TEST(dissemination_any_p)
+{
+    for (int p = 1; p <= 70; p++) {
+        int rounds, sent;
+        ASSERT(check("dissemination", agx_build_ar_dissemination, p, 0, ORDER_CYCLIC_RANK, &rounds, &sent));
+        ASSERT_EQ(rounds, flog2(p));                         /* l rounds, Sec. III */
+        ASSERT_EQ(sent, flog2(p) + __builtin_popcount(p) - 1); /* l steps + one per c_j, j < l */
+    }
+}
+
+/* Rank 0's destinations per round. */
+static void sends_of_rank0(int p, int dest[][2], int *nrounds)
+{
+    agx_sched s;
+    agx_sched_init(&s);
+    *nrounds = agx_build_ar_dissemination(&s, 0, 0, p, 0);
+    agx_sched_finish(&s);
+    for (int t = 0; t < *nrounds; t++)
+        dest[t][0] = dest[t][1] = -1;
+    for (int i = 0; i < s.n; i++)
+        if (s.ops[i].kind == AGX_SOP_SEND)
+            dest[s.ops[i].round][dest[s.ops[i].round][0] >= 0] = s.ops[i].peer;
+    agx_sched_free(&s);
+}
+
+TEST(dissemination_figures_4_5)
+{
+    int d[8][2], n;
+    sends_of_rank0(7, d, &n); /* 7 = 4 + 2 + 1: P_0 to 0 + 4 + 2, P_1 to 0 + 4 */
+    ASSERT_EQ(n, 2);
+    ASSERT(d[0][0] == 1 && d[0][1] == 6);
+    ASSERT(d[1][0] == 2 && d[1][1] == 4);
+    sends_of_rank0(11, d, &n); /* 11 = 8 + 2 + 1: P_0 to 8 + 2, P_1 to 8 */
+    ASSERT_EQ(n, 3);
+    ASSERT(d[0][0] == 1 && d[0][1] == 10);
+    ASSERT(d[1][0] == 2 && d[1][1] == 8);
+    ASSERT(d[2][0] == 4 && d[2][1] == -1);
+}
+
+TEST(recursive_doubling_any_p)
+{
+    for (int p = 1; p <= 70; p++) {
+        int rounds, sent, p2 = agx_floor_pow2(p), L = flog2(p2);
+        ASSERT(check("recursive_doubling", agx_build_ar_recursive_doubling, p, 1, ORDER_RANK, &rounds, &sent));
+        ASSERT_EQ(rounds, p == 1 ? 0 : L + (p > p2 ? 2 : 0));
+        ASSERT_EQ(sent, L + (p > p2 ? 1 : 0));
+    }
+}
+
+TEST(reduce_bcast_any_p)
+{
+    for (int p = 1; p <= 70; p++) {
+        int rounds, sent;
+        ASSERT(check("reduce_bcast", agx_build_ar_reduce_bcast, p, 1, ORDER_RANK, &rounds, &sent));
+        ASSERT_EQ(rounds, 2 * (p > 1 ? flog2(2 * p - 1) : 0));
+    }
+}
+
+TEST(ring_any_p)
+{
+    for (int p = 1; p <= 70; p++) {
+        int rounds, sent;
+        ASSERT(check("ring", agx_build_ar_ring, p, 1, ORDER_CYCLIC_BLOCK, &rounds, &sent));
+        ASSERT_EQ(rounds, 2 * (p - 1));
+        ASSERT_EQ(sent, 2 * (p - 1));
+    }
+}
+
+TEST(rabenseifner_any_p)
+{
+    for (int p = 1; p <= 70; p++) {
+        int rounds, sent, p2 = agx_floor_pow2(p), L = flog2(p2);
+        ASSERT(check("rabenseifner", agx_build_ar_rabenseifner, p, 1, ORDER_ANY, &rounds, &sent));
+        ASSERT_EQ(rounds, p == 1 ? 0 : 2 * L + (p > p2 ? 2 : 0));
+        ASSERT_EQ(sent, 2 * L + (p > p2 ? 1 : 0));
+    }
+}
+
+UNIT_MAIN()
