@@ -50,7 +50,8 @@ static int rank, nprocs;
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: agx-bench allgather|allgatherv [options]\n"
+            "usage: agx-bench allgather|allgatherv|allreduce [options]\n"
+            "       (allreduce: MPI_UNSIGNED sums of -m bytes per process)\n"
             "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
             "       agx-bench pap [-N LIST] [--iterations N] [--max-delay LIST] [-a LIST]\n"
             "                 (Proficz21's mini-benchmark; agx-bench pap -h)\n"
@@ -93,6 +94,8 @@ static int parse_args(int argc, char **argv, options *o)
         o->op = AGX_OP_ALLGATHER;
     else if (!strcmp(argv[1], "allgatherv"))
         o->op = AGX_OP_ALLGATHERV;
+    else if (!strcmp(argv[1], "allreduce"))
+        o->op = AGX_OP_ALLREDUCE;
     else if (!strcmp(argv[1], "inter-allgather"))
         o->setting = 1;
     else
@@ -194,11 +197,6 @@ void bench_list_algorithms(void)
         }
 }
 
-static unsigned char pattern(int src, long long j, int iter)
-{
-    return (unsigned char)(src * 131 + j * 7 + iter * 13 + 1);
-}
-
 /* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
  * inter-communicator between the two groups (or the duplicate, for a colour split). */
 static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)
@@ -222,6 +220,8 @@ static int do_call(const options *o, const shape *sh, const void *sbuf, void *rb
                    ? agx_intergroup_allgather(sbuf, sh->mine, sh->type, rbuf, sh->counts[0], sh->type, comm, isB)
                    : agx_intergroup_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type,
                                                comm, isB);
+    if (o->op == AGX_OP_ALLREDUCE)
+        return agx_allreduce(sbuf, rbuf, sh->mine, sh->type, MPI_SUM, comm);
     if (o->op == AGX_OP_ALLGATHER)
         return agx_allgather(sbuf, sh->mine, sh->type, rbuf, sh->counts[0], sh->type, comm);
     return agx_allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs, sh->type, comm);
@@ -267,8 +267,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         if (it == 0)
             agx_stats_reset();
         if (o->check) {
-            for (long long j = 0; j < sb; j++)
-                sbuf[j] = pattern(rank, j, it);
+            bench_fill(o, &sh, sbuf, rank, it);
             memset(rbuf, 0xEE, rb);
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -279,15 +278,8 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
             break;
         if (it >= 0)
             times[it] = t;
-        if (o->check)
-            for (int i = 0; i < sh.n && ok; i++)
-                for (long long j = 0; j < (long long)sh.counts[i] * sh.unit; j++)
-                    if (rbuf[(long long)sh.displs[i] * sh.unit + j] != pattern(sh.src[i], j, it)) {
-                        fprintf(stderr, "agx-bench: rank %d: %s %s %lld B: wrong byte %lld of block %d "
-                                "at iteration %d\n", rank, agx_op_name(o->op), alg, bytes, j, i, it);
-                        ok = 0;
-                        break;
-                    }
+        if (o->check && ok)
+            ok = bench_check(o, &sh, rbuf, rank, nprocs, it, alg, bytes);
     }
     if (rc != MPI_SUCCESS)
         goto fn_exit;

@@ -54,6 +54,11 @@ void setting_groups(int setting, int n, int *p, int *q);
 /* The shape of one size for this rank (bench_shape.c). */
 void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *sh);
 void free_shape(shape *sh);
+/* Fill this rank's send buffer for iteration it (-c), and check the result it received:
+ * 1 when right, else 0 after one line on stderr naming the first wrong byte or element. */
+void bench_fill(const options *o, const shape *sh, unsigned char *sbuf, int rank, int it);
+int bench_check(const options *o, const shape *sh, const unsigned char *rbuf, int rank, int nprocs, int it,
+                const char *alg, long long bytes);
 /* Bienz's prediction of the busiest process's non-local messages and bytes (-1: none). */
 void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
                   long long *nbytes);

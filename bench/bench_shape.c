@@ -7,6 +7,7 @@
 #include "model.h"    /* Bienz Eq. 3/4 counts */
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,9 +35,52 @@ static int setting_block(int setting, int g, int i, int n, long long size_elems)
     }
 }
 
+static unsigned char pattern(int src, long long j, int iter)
+{
+    return (unsigned char)(src * 131 + j * 7 + iter * 13 + 1);
+}
+
+/* allreduce: element i of rank r is r*131 + i*7 + it*13 + 1 (MPI_UNSIGNED, MPI_SUM) */
+static unsigned ar_value(int r, long long i, int it) { return (unsigned)r * 131u + (unsigned)i * 7u + (unsigned)it * 13u + 1u; }
+
+void bench_fill(const options *o, const shape *sh, unsigned char *sbuf, int rank, int it)
+{
+    for (long long j = 0; o->op == AGX_OP_ALLREDUCE && j < sh->mine; j++)
+        ((unsigned *)sbuf)[j] = ar_value(rank, j, it);
+    for (long long j = 0; o->op != AGX_OP_ALLREDUCE && j < (long long)sh->mine * sh->unit; j++)
+        sbuf[j] = pattern(rank, j, it);
+}
+
+int bench_check(const options *o, const shape *sh, const unsigned char *rbuf, int rank, int nprocs, int it,
+                const char *alg, long long bytes)
+{
+    unsigned np = (unsigned)nprocs, tri = 131u * (np * (np - 1) / 2u);
+    for (long long j = 0; o->op == AGX_OP_ALLREDUCE && j < sh->mine; j++)
+        if (((const unsigned *)rbuf)[j] != tri + np * (ar_value(0, j, it))) {
+            fprintf(stderr, "agx-bench: rank %d: allreduce %s %lld B: wrong element %lld at iteration %d\n", rank,
+                    alg, bytes, j, it);
+            return 0;
+        }
+    for (int i = 0; o->op != AGX_OP_ALLREDUCE && i < sh->n; i++)
+        for (long long j = 0; j < (long long)sh->counts[i] * sh->unit; j++)
+            if (rbuf[(long long)sh->displs[i] * sh->unit + j] != pattern(sh->src[i], j, it)) {
+                fprintf(stderr, "agx-bench: rank %d: %s %s %lld B: wrong byte %lld of block %d at iteration %d\n",
+                        rank, agx_op_name(o->op), alg, bytes, j, i, it);
+                return 0;
+            }
+    return 1;
+}
+
 void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *sh)
 {
     memset(sh, 0, sizeof *sh);
+    if (o->op == AGX_OP_ALLREDUCE) { /* one vector of MPI_UNSIGNED, bytes / 4 of them */
+        sh->type = MPI_UNSIGNED;
+        sh->unit = 4;
+        sh->mine = (int)(bytes / 4 < INT_MAX ? bytes / 4 : INT_MAX);
+        sh->total = sh->mine;
+        return;
+    }
     if (!o->setting) {
         int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
         sh->type = MPI_BYTE;
