@@ -4,13 +4,7 @@
 
 enum { SEND = AGX_SOP_SEND, RECV = AGX_SOP_RECV, COPY = AGX_SOP_COPY, REDUCE = AGX_SOP_REDUCE };
 
-static int floor_log2(int p)
-{
-    int l = 0;
-    while ((2 << l) <= p)
-        l++;
-    return p >= 1 ? l : 0;
-}
+static int floor_log2(int p) { return p >= 1 ? agx_ceil_log2(agx_floor_pow2(p)) : 0; }
 
 int agx_ar_dissem_nbufs(int p) { return AGX_AR_PART + floor_log2(p); }
 
