@@ -283,6 +283,9 @@ int agx_run_flat(const agx_args *a, agx_build_fn build, int param);
 /* Run a locality-aware algorithm: its virtual order and schedule (built once per
  * communicator and cached), over the receive layout permuted to that order. */
 int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn build, int nl);
+/* The cached virtual order and this rank's schedule of a locality-aware builder. */
+int agx_locality_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, agx_locbuild_fn fn, int nl,
+                       const agx_sched **out, const int **vorder);
 
 /* Copy the own contribution from sendbuf into its block (no-op for MPI_IN_PLACE). */
 int agx_copy_own_block(const agx_args *a);
@@ -416,6 +419,13 @@ int agx_a2a_exchange(const agx_args *base, int alg, const agx_a2a_pattern *pt, i
  * Run the cached schedule of `build` (src/patterns/allreduce.h) over the receive buffer
  * and scratch copies, after copying sendbuf into recvbuf. */
 int agx_ar_run(const agx_args *a, agx_build_fn build);
+/* The parts of agx_ar_run: copy sendbuf into recvbuf (and refuse more than INT_MAX base
+ * elements); the elements of the vector as reduced (base elements of a packed derived
+ * type); run schedule s over nb blocks and nbufs buffers, those from `win` on holding one
+ * block (all blocks at their start), with scratch agreed when it is allocated. */
+int agx_ar_prepare(const agx_args *a);
+long long agx_ar_nelems(const agx_ar_args *g);
+int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win);
 /* t's one predefined element type (MPI_ERR_TYPE when its leaves differ), how many of them
  * an element of t holds, whether op on them gives the same bits in any order, and whether
  * op is a predefined op. */

@@ -62,8 +62,8 @@ void agx_ctx_free_locality(agx_ctx *ctx)
 
 /* The virtual order and this rank's schedule of builder `fn`, cached per communicator
  * (the regions are fixed per communicator, so (builder, nl) is the whole shape). */
-static int get_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, agx_locbuild_fn fn, int nl,
-                     const agx_sched **out, const int **vorder)
+int agx_locality_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, agx_locbuild_fn fn, int nl,
+                       const agx_sched **out, const int **vorder)
 {
     agx_cache_key key = {.builder = (const void *)fn, .p = R->p, .param = nl};
     if ((*out = agx_cache_find(ctx, &key, vorder)))
@@ -99,7 +99,7 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
         return rc;
     if (nl > R->min_size)
         nl = R->min_size; /* every region needs its nl leaders */
-    if ((rc = get_sched(a->ctx, R, order, fn, nl, &s, &ord)) != MPI_SUCCESS)
+    if ((rc = agx_locality_sched(a->ctx, R, order, fn, nl, &s, &ord)) != MPI_SUCCESS)
         return rc;
     if ((rc = agx_copy_own_block(a)) != MPI_SUCCESS)
         return rc;

@@ -2,6 +2,8 @@
  * doubling, reduce + broadcast, ring and Rabenseifner. */
 #include "allreduce.h"
 
+#include <stddef.h>
+
 enum { SEND = AGX_SOP_SEND, RECV = AGX_SOP_RECV, COPY = AGX_SOP_COPY, REDUCE = AGX_SOP_REDUCE };
 
 static int floor_log2(int p) { return p >= 1 ? agx_ceil_log2(agx_floor_pow2(p)) : 0; }
@@ -23,24 +25,63 @@ static int msg(agx_sched *s, int t, int kind, int peer, int buf, int first, int 
     return agx_sched_add_range_ex(s, t, kind, peer, 0, buf, first, len);
 }
 
+/* The dissemination rounds round0 .. round0 + l - 1 over n members on block `blk`, this
+ * rank being member v; member i is rank i, or with regions R, lane `lane` of region i. */
+static int dissem(agx_sched *s, int round0, int v, int n, const agx_regions *R, int lane, int blk, int part0)
+{
+    int l = floor_log2(n), bad = 0;
+#define PEER(i) (R ? R->members[R->start[(i)] + lane] : (i))
+    for (int k = 0; k < l; k++) {
+        int d = 1 << k, t = round0 + k;
+        bad |= msg(s, t, SEND, PEER((v + d) % n), AGX_AR_ACC, blk, 1) |
+               msg(s, t, RECV, PEER((v - d + n) % n), AGX_AR_TMP, blk, 1);
+        if (n >> k & 1) { /* c_k = 1: P_k goes out with this round's message */
+            int D = (n >> (k + 1)) << (k + 1);
+            bad |= msg(s, t, SEND, PEER((v + D) % n), AGX_AR_ACC, blk, 1) |
+                   msg(s, t, RECV, PEER((v - D + n) % n), part0 + k, blk, 1);
+        }
+        bad |= agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, AGX_AR_TMP, blk, 1);
+    }
+#undef PEER
+    for (int k = l - 1; k >= 0; k--) /* the partials precede the window: highest k first */
+        if (n >> k & 1)
+            bad |= agx_sched_add_local(s, round0 + l - 1, REDUCE, AGX_AR_ACC, part0 + k, blk, 1);
+    return bad;
+}
+
 int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param)
 {
     (void)param;
-    int l = floor_log2(p), bad = 0;
-    for (int k = 0; k < l; k++) {
-        int d = 1 << k, t = round0 + k;
-        bad |= msg(s, t, SEND, (r + d) % p, AGX_AR_ACC, 0, 1) | msg(s, t, RECV, (r - d + p) % p, AGX_AR_TMP, 0, 1);
-        if (p >> k & 1) { /* c_k = 1: P_k goes out with this round's message */
-            int D = (p >> (k + 1)) << (k + 1);
-            bad |= msg(s, t, SEND, (r + D) % p, AGX_AR_ACC, 0, 1) |
-                   msg(s, t, RECV, (r - D + p) % p, AGX_AR_PART + k, 0, 1);
-        }
-        bad |= agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, AGX_AR_TMP, 0, 1);
+    return dissem(s, round0, r, p, NULL, 0, 0, AGX_AR_PART) ? -1 : floor_log2(p);
+}
+
+int agx_ar_node_nbufs(const agx_regions *R) { return AGX_AR_PART + floor_log2(R->r) + R->max_size; }
+
+int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s)
+{
+    (void)vidx;
+    int g = R->region_of[rank], me = R->local[rank], sz = R->size[g], l = floor_log2(R->r), bad = 0;
+    int slot0 = AGX_AR_PART + l, t = 1 + l;
+    const int *m = R->members + R->start[g];
+    for (int j = 0; j < nl; j++) /* round 0: block j of my vector to lane j */
+        if (j != me)
+            bad |= msg(s, 0, SEND, m[j], AGX_AR_ACC, j, 1);
+    if (me < nl) { /* lane me: reduce block me over the region, then across the regions */
+        for (int i = 0; i < sz; i++)
+            if (i != me)
+                bad |= msg(s, 0, RECV, m[i], slot0 + i, me, 1);
+        for (int i = 0; i < sz; i++)
+            if (i != me)
+                bad |= agx_sched_add_local(s, 0, REDUCE, AGX_AR_ACC, slot0 + i, me, 1);
+        bad |= dissem(s, 1, g, R->r, R, me, me, AGX_AR_PART);
+        for (int i = 0; i < sz; i++) /* round l + 1: my block to the region */
+            if (i != me)
+                bad |= msg(s, t, SEND, m[i], AGX_AR_ACC, me, 1);
     }
-    for (int k = l - 1; k >= 0; k--) /* the partials precede the window: highest k first */
-        if (p >> k & 1)
-            bad |= agx_sched_add_local(s, round0 + l - 1, REDUCE, AGX_AR_ACC, AGX_AR_PART + k, 0, 1);
-    return bad ? -1 : l;
+    for (int j = 0; j < nl; j++)
+        if (j != me)
+            bad |= msg(s, t, RECV, m[j], AGX_AR_ACC, j, 1);
+    return bad ? -1 : 0;
 }
 
 /* The fold of the first 2e ranks (e = p - p2): returns this rank's virtual rank among the

@@ -13,6 +13,7 @@
 #ifndef AGX_PATTERNS_ALLREDUCE_H
 #define AGX_PATTERNS_ALLREDUCE_H
 
+#include "locality.h"
 #include "patterns.h"
 
 enum { AGX_AR_ACC = 0, AGX_AR_TMP = 1, AGX_AR_PART = 2 };
@@ -30,6 +31,19 @@ int agx_ar_nblocks(agx_build_fn build, int p);
  * rank's result is the reduction over the cyclic order r+1, .., r: commutative ops only.
  * l rounds; l + popcount(p) - 1 messages sent per rank. */
 int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param);
+/* dissemination_node (SharedNotify Sec. III, last paragraph) over regions R with nl
+ * lanes (1 <= nl <= R->min_size): the vector in nl blocks, block j handled by local rank
+ * j (lane j) of every region. Round 0: every rank sends block j to lane j of its region,
+ * lane j reduces the region's blocks j (local index order, its own first); rounds
+ * 1 .. l (l = floor(log2 R->r)): the dissemination above on block j among the lanes j
+ * of all regions; round l + 1: lane j sends block j to the rest of its region. Buffers:
+ * ACC (the vector), TMP and PART + k (block j only), then AGX_AR_PART + l + i for local
+ * rank i's block (lanes only): agx_ar_node_nbufs(R) in all. A lane touches only its own
+ * block of every buffer but ACC, so those may all hold one block (the runner's
+ * "windows"). l + 2 rounds. Commutative ops only. The signature is agx_locbuild_fn's
+ * (vidx unused: the virtual order is agx_order_regions'). Returns 0, or -1. */
+int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
+int agx_ar_node_nbufs(const agx_regions *R);
 /* Recursive doubling (MPICH's allreduce for short messages) with the fold for any p:
  * ranks 2i < 2e (e = p - floor_pow2(p)) hand their vector to 2i+1, which reduces it;
  * log2 of the power of two exchange steps among the rest, lower ranks' data always the

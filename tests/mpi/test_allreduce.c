@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 static int rank, size, passed, failed;
+static MPI_Comm comm; /* where the cases run: MPI_COMM_WORLD, or a duplicate with emulated regions */
 
 /* Rank r's element i of case c: the same on every rank, so any rank can compute any
  * contribution. */
@@ -81,6 +82,44 @@ static size_t elem_bytes(int c)
     return (size_t)ext;
 }
 
+static int flog2(int n)
+{
+    int l = 0;
+    while ((2 << l) <= n)
+        l++;
+    return l;
+}
+
+/* dissemination_node's messages (docs/algorithms.md): nl lanes, min(smallest region,
+ * elements, max(1, bytes / AGX_AR_LANE_BYTES)); a lane sends its block to the other
+ * lanes, (l + popcount(R) - 1) dissemination messages, its block to the rest of its
+ * region; the others send nl blocks. */
+static long long node_msgs(int c, int count)
+{
+    int *reg = malloc(sizeof(int) * (size_t)size), nr = 0, mine = 0, local = 0, mn = size;
+    agx_comm_regions(comm, reg);
+    for (int r = 0; r < size; r++) {
+        int first = 1, n = 0;
+        for (int q = 0; q < r; q++)
+            first &= reg[q] != reg[r];
+        for (int q = 0; q < size; q++)
+            n += reg[q] == reg[r];
+        nr += first;
+        mn = n < mn ? n : mn;
+        mine = r == rank ? n : mine;
+        local += r < rank && reg[r] == reg[rank];
+    }
+    free(reg);
+    const char *lb = getenv("AGX_AR_LANE_BYTES");
+    int tsize;
+    MPI_Type_size(ctype[c], &tsize);
+    long long n = c == C_VEC_SUM ? 3LL * count : count, nl = (long long)count * tsize / (lb ? atoi(lb) : 4096);
+    nl = nl < 1 ? 1 : nl > mn ? mn : nl > n ? n : nl;
+    if (local >= nl)
+        return nl;
+    return (nl - 1) + (nr > 1 ? flog2(nr) + __builtin_popcount((unsigned)nr) - 1 : 0) + (mine - 1);
+}
+
 /* The expected messages sent by this rank (closed forms), or -1 where not checked. */
 static long long expected_msgs(const char *alg, int p, int r)
 {
@@ -110,27 +149,28 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
     fill(seed, c, rank, count, sb);
     memcpy(rb, sb, n);
     agx_stats_reset();
-    int rc = agx_allreduce(in_place ? MPI_IN_PLACE : sb, rb, count, ctype[c], cop[c], MPI_COMM_WORLD);
+    int rc = agx_allreduce(in_place ? MPI_IN_PLACE : sb, rb, count, ctype[c], cop[c], comm);
     agx_stats st;
     agx_stats_get(&st);
-    agx_comm_last_algorithm(MPI_COMM_WORLD, AGX_OP_ALLREDUCE, &ran);
+    agx_comm_last_algorithm(comm, AGX_OP_ALLREDUCE, &ran);
     memcpy(rb2, sb, n);
-    agx_allreduce(in_place ? MPI_IN_PLACE : sb, rb2, count, ctype[c], cop[c], MPI_COMM_WORLD);
+    agx_allreduce(in_place ? MPI_IN_PLACE : sb, rb2, count, ctype[c], cop[c], comm);
     memcpy(ref, sb, n); /* holes of derived types: the same on both sides */
     if (c == C_VEC_SUM) { /* Open MPI 4.1 refuses MPI_SUM on derived types: its ints */
         int *e = malloc(sizeof(int) * (size_t)(3 * count + 1));
         for (int i = 0; i < 3 * count; i++)
             e[i] = ((int *)sb)[5 * (i / 3) + 2 * (i % 3)];
-        PMPI_Allreduce(MPI_IN_PLACE, e, 3 * count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        PMPI_Allreduce(MPI_IN_PLACE, e, 3 * count, MPI_INT, MPI_SUM, comm);
         for (int i = 0; i < 3 * count; i++)
             ((int *)ref)[5 * (i / 3) + 2 * (i % 3)] = e[i];
         free(e);
     } else
-        PMPI_Allreduce(sb, ref, count, ctype[c], cop[c], MPI_COMM_WORLD);
+        PMPI_Allreduce(sb, ref, count, ctype[c], cop[c], comm);
     memcpy(r0, rb, n);
-    MPI_Bcast(r0, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD);
-    int eligible = (comm_case[c] || (strcmp(alg, "ring") && strcmp(alg, "rabenseifner") && strcmp(alg, "dissemination"))) &&
-                   (exact_case[c] || strcmp(alg, "dissemination"));
+    MPI_Bcast(r0, (int)n, MPI_BYTE, 0, comm);
+    int dissem = !strncmp(alg, "dissemination", 13); /* and dissemination_node */
+    int eligible = (comm_case[c] || (strcmp(alg, "ring") && strcmp(alg, "rabenseifner") && !dissem)) &&
+                   (exact_case[c] || !dissem);
     const char *expect = eligible ? alg : "recursive_doubling";
     CHECK(rc == MPI_SUCCESS && !strcmp(ran, expect), "%s, %s, count %d: rc %d, ran %s, expected %s", alg,
           cname[c], count, rc, ran, expect);
@@ -165,11 +205,40 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
     }
     CHECK(ok, "%s, %s, count %d, %s: result differs from %s", alg, cname[c], count,
           in_place ? "in place" : "separate buffers", c == C_MATMUL ? "the rank-order product" : "PMPI_Allreduce");
-    long long em = count > 0 && !strcmp(ran, alg) ? expected_msgs(alg, size, rank) : -1;
+    long long em = count > 0 && !strcmp(ran, alg)
+                       ? !strcmp(alg, "dissemination_node") ? node_msgs(c, count) : expected_msgs(alg, size, rank)
+                       : -1;
     if (em >= 0)
         CHECK((long long)(st.msgs_local + st.msgs_nonlocal) == em, "%s, count %d: %llu messages sent, the "
               "closed form says %lld", alg, count, st.msgs_local + st.msgs_nonlocal, em);
     free(sb), free(rb), free(rb2), free(ref), free(r0);
+}
+
+/* dissemination_node across emulated regions (AGX_REGION_SIZE on a duplicate; regions
+ * are fixed at a communicator's first call), with the default lane size and 8 bytes
+ * per lane (several lanes from 2 elements on). */
+static void node_cases(unsigned seed, int quick)
+{
+    static const int cases[] = {C_INT_SUM, C_VEC_SUM, C_UNS_BXOR, C_2INT_MINLOC, C_DBL_SUM};
+    int counts[] = {1, 2, 7, size + 1, 100, 1500}, ncounts = quick ? 3 : 6;
+    for (int rs = 1; rs <= 4 && rs <= size; rs++) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", rs);
+        setenv("AGX_REGION_SIZE", v, 1);
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "dissemination_node");
+        for (int lb = 0; lb < 2; lb++) {
+            if (lb)
+                setenv("AGX_AR_LANE_BYTES", "8", 1);
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+                for (int k = 0; k < ncounts; k++)
+                    one(seed + (unsigned)(rs * 100 + lb * 50 + k), "dissemination_node", cases[c], counts[k], k % 2);
+            unsetenv("AGX_AR_LANE_BYTES");
+        }
+        MPI_Comm_free(&comm);
+        unsetenv("AGX_REGION_SIZE");
+    }
+    comm = MPI_COMM_WORLD;
 }
 
 int main(int argc, char **argv)
@@ -177,7 +246,7 @@ int main(int argc, char **argv)
     mt_run run;
     setenv("AGX_FALLBACK", "silent", 1);
     mt_start(&argc, &argv, &run);
-    rank = run.rank, size = run.size;
+    rank = run.rank, size = run.size, comm = MPI_COMM_WORLD;
     if (rank == 0)
         printf("test_allreduce: p = %d, seed %u (AGX_TEST_SEED=%u to repeat)\n", size, run.seed, run.seed);
     agx_stats_enable(1);
@@ -209,6 +278,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < ncounts; k++)
                 one(run.seed + (unsigned)(a * 1000 + c * 10 + k), name, c, counts[k], mt_rand(&rs) % 2);
     }
+    node_cases(run.seed, run.quick);
     agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLREDUCE, "auto");
     one(run.seed, "dissemination", C_INT_SUM, 7, 0); /* the default: dissemination for a short exact one */
     one(run.seed, "recursive_doubling", C_DBL_SUM, 7, 1);  /* ... recursive doubling for doubles */

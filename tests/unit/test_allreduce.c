@@ -272,4 +272,99 @@ TEST(rabenseifner_any_p)
     }
 }
 
+/* dissemination_node over regions of the given sizes (consecutive ranks) with nl lanes:
+ * every rank ends with every contribution once in every block, the same expression as
+ * the rest of its region; lanes touch only their own block of the window buffers; l + 2
+ * rounds; per rank (nl - 1) + (l + popcount(R) - 1) + (L - 1) messages for a lane, nl
+ * for the others (round 0's blocks to the other lanes). */
+static int check_node(const int *sizes, int nr, int nl)
+{
+    int p = 0, ok = 1;
+    for (int g = 0; g < nr; g++)
+        p += sizes[g];
+    int *label = malloc(sizeof(int) * (size_t)p);
+    for (int g = 0, r = 0; g < nr; g++)
+        for (int i = 0; i < sizes[g]; i++)
+            label[r++] = g;
+    agx_regions R;
+    if (agx_regions_init(&R, p, label))
+        return 0;
+    agx_sched *S = calloc((size_t)p, sizeof *S);
+    world w = {.p = p, .nb = nl, .nbuf = agx_ar_node_nbufs(&R)};
+    w.v = calloc((size_t)p * w.nbuf * nl, sizeof(char *));
+    w.sent = calloc((size_t)p, sizeof(int));
+    int l = flog2(nr), rounds = 0;
+    for (int r = 0; r < p; r++) {
+        agx_sched_init(&S[r]);
+        ok &= !agx_build_ar_dissemination_node(&R, nl, NULL, r, &S[r]) && !agx_sched_finish(&S[r]);
+        rounds = S[r].nrounds > rounds ? S[r].nrounds : rounds;
+        for (int i = 0; i < S[r].n; i++) /* windows: a lane's own block only */
+            for (int b = 0; b < nl; b++) {
+                const agx_sop *o = &S[r].ops[i];
+                int touches = agx_sop_has(&S[r], o, b) && (o->buf >= AGX_AR_TMP ||
+                              ((o->kind == AGX_SOP_COPY || o->kind == AGX_SOP_REDUCE) && o->src >= AGX_AR_TMP));
+                if (touches && b != R.local[r]) {
+                    fprintf(stderr, "dissemination_node: rank %d touches block %d of window %d\n", r, b, o->buf);
+                    ok = 0;
+                }
+            }
+        for (int buf = 0; buf < w.nbuf; buf++)
+            for (int b = 0; b < nl; b++) {
+                char c[16];
+                snprintf(c, sizeof c, buf == AGX_AR_ACC ? "%d" : "x", r);
+                *cell(&w, r, buf, b) = strdup(c);
+            }
+    }
+    /* round 0 and l + 1 only where a region has two ranks */
+    ok = ok && run(&w, S) == 0 && rounds == (p == 1 ? 0 : R.max_size > 1 ? l + 2 : l + 1);
+    int *lv = malloc(sizeof(int) * (size_t)(p + 1)), *seen = malloc(sizeof(int) * (size_t)p);
+    for (int r = 0; r < p && ok; r++) {
+        int g = R.region_of[r], me = R.local[r], lead = R.members[R.start[g]];
+        int want = me < nl ? (nl - 1) + (nr > 1 ? l + __builtin_popcount(nr) - 1 : 0) + (sizes[g] - 1) : nl;
+        if (w.sent[r] != want) {
+            fprintf(stderr, "dissemination_node: rank %d sent %d messages, expected %d\n", r, w.sent[r], want);
+            ok = 0;
+        }
+        for (int b = 0; b < nl && ok; b++) {
+            const char *e = *cell(&w, r, AGX_AR_ACC, b);
+            int n = leaves(e, lv, p + 1);
+            memset(seen, 0, sizeof(int) * (size_t)p);
+            for (int i = 0; i < n && i <= p; i++)
+                ok &= !strchr(e, 'x') && lv[i] >= 0 && lv[i] < p && !seen[lv[i]]++;
+            ok &= n == p && !strcmp(e, *cell(&w, lead, AGX_AR_ACC, b));
+            if (!ok)
+                fprintf(stderr, "dissemination_node: rank %d block %d holds %s\n", r, b, e);
+        }
+    }
+    if (!ok)
+        fprintf(stderr, "dissemination_node: %d regions (first %d ranks), %d lanes failed\n", nr, sizes[0], nl);
+    for (size_t i = 0; i < (size_t)p * w.nbuf * nl; i++)
+        free(w.v[i]);
+    for (int r = 0; r < p; r++)
+        agx_sched_free(&S[r]);
+    free(w.v), free(w.sent), free(S), free(lv), free(seen), free(label);
+    agx_regions_free(&R);
+    return ok;
+}
+
+TEST(dissemination_node_regions)
+{
+    int sizes[16];
+    for (int L = 1; L <= 5; L++) /* equal regions: 1..17 nodes, every lane count */
+        for (int nr = 1; nr <= 17; nr++)
+            for (int nl = 1; nl <= L; nl++) {
+                for (int g = 0; g < nr; g++)
+                    sizes[g] = L;
+                ASSERT(check_node(sizes, nr, nl));
+            }
+    static const int uneven[][6] = {{3, 2, 4, 0}, {1, 1, 1, 0}, {5, 3, 3, 2, 0}, {2, 7, 0}, {4, 4, 4, 4, 3, 0}};
+    for (size_t u = 0; u < sizeof uneven / sizeof uneven[0]; u++) {
+        int nr = 0, mn = 1 << 20;
+        while (uneven[u][nr])
+            mn = uneven[u][nr] < mn ? uneven[u][nr] : mn, nr++;
+        for (int nl = 1; nl <= mn; nl++)
+            ASSERT(check_node(uneven[u], nr, nl));
+    }
+}
+
 UNIT_MAIN()

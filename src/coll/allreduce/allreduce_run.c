@@ -9,6 +9,8 @@
  * types), then unpacked into the receive buffer, whose holes keep their bytes. A
  * user-defined op gets the user's datatype, as MPI specifies.
  *
+ * Buffers from `win` on are windows: every block of the vector at one block's worth of
+ * memory, for schedules that touch one block of them per rank (dissemination_node).
  * Scratch up to AR_STACK bytes lives on the stack; above that it is allocated, and the
  * allocation is agreed (one 16-byte allreduce), so a rank that runs out of memory fails
  * the call on every rank instead of leaving them waiting.
@@ -20,27 +22,45 @@
 
 #define AR_STACK 8192
 
-int agx_ar_run(const agx_args *a, agx_build_fn build)
+long long agx_ar_nelems(const agx_ar_args *g)
+{
+    return g->predef && !agx_type_is_named(g->type) ? (long long)g->count * g->per : g->count;
+}
+
+int agx_ar_prepare(const agx_args *a)
 {
     const agx_ar_args *g = &a->u.ar;
-    int rc = MPI_SUCCESS, p = a->p, nb = agx_ar_nblocks(build, p), packed = g->predef && !agx_type_is_named(g->type);
-    int nbufs = build == agx_build_ar_dissemination ? agx_ar_dissem_nbufs(p) : AGX_AR_TMP + 1;
-    long long n = packed ? (long long)g->count * g->per : g->count; /* elements of t */
+    int rc = MPI_SUCCESS;
+    if (g->sendbuf != MPI_IN_PLACE)
+        rc = agx_localcopy(g->sendbuf, g->count, g->type, g->recvbuf, g->count, g->type);
+    if (rc == MPI_SUCCESS && agx_ar_nelems(g) > INT_MAX) /* the same on every rank */
+        rc = agx_error(MPI_ERR_COUNT, "agx_allreduce: %lld elements of the base type; at most INT_MAX",
+                       agx_ar_nelems(g));
+    return rc;
+}
+
+/* Bytes of a layout of k elements of t (extent lb .. true extent), 64-byte aligned. */
+static size_t span(MPI_Aint textent, MPI_Aint extent, long long k)
+{
+    return k ? ((size_t)(textent + (MPI_Aint)(k - 1) * extent) + 63) & ~(size_t)63 : 0;
+}
+
+int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win)
+{
+    const agx_ar_args *g = &a->u.ar;
+    int rc = MPI_SUCCESS, packed = g->predef && !agx_type_is_named(g->type);
+    long long n = agx_ar_nelems(g); /* elements of t */
     MPI_Datatype t = packed ? g->base : g->type;
-    if (g->sendbuf != MPI_IN_PLACE &&
-        (rc = agx_localcopy(g->sendbuf, g->count, g->type, g->recvbuf, g->count, g->type)) != MPI_SUCCESS)
-        return rc;
-    if (p == 1 || n == 0)
-        return MPI_SUCCESS;
-    if (n > INT_MAX) /* the same on every rank */
-        return agx_error(MPI_ERR_COUNT, "agx_allreduce: %lld elements of the base type; at most INT_MAX", n);
     MPI_Aint lb, extent, tlb, textent;
     MPI_Count tsize;
     MPI_Type_get_extent(t, &lb, &extent);
     MPI_Type_get_true_extent(t, &tlb, &textent);
     MPI_Type_size_x(t, &tsize);
-    size_t stride = ((size_t)(textent + (MPI_Aint)(n - 1) * extent) + 63) & ~(size_t)63;
-    size_t need = stride * (size_t)(nbufs - 1 + packed) + (nb > 1 ? 2 * sizeof(MPI_Aint) * (size_t)nb : 0);
+    /* full copies of the layout for buffers 1 .. win-1 (and the packed vector), one block's
+     * for the windows win .. nbufs-1 */
+    size_t full = span(textent, extent, n), wspan = span(textent, extent, (n + nb - 1) / nb);
+    size_t off_win = full * (size_t)(win - 1 + packed), off_cnt = off_win + wspan * (size_t)(nbufs - win);
+    size_t need = off_cnt + 3 * sizeof(MPI_Aint) * (size_t)nb + sizeof(agx_blocks) * (size_t)nbufs;
     _Alignas(64) char stack[AR_STACK];
     char *mem = need <= sizeof stack ? stack : malloc(need);
     if (need > sizeof stack) {
@@ -49,39 +69,49 @@ int agx_ar_run(const agx_args *a, agx_build_fn build)
         if ((rc = agx_agree(a->comm, a->rank, mine, NULL, 0, "agx_allreduce", "could not allocate scratch")))
             goto out;
     }
-    MPI_Aint *cnt = NULL, *dsp = NULL;
-    if (nb > 1) { /* blocks of about equal counts, the first n % nb one element longer */
-        cnt = (MPI_Aint *)(mem + stride * (size_t)(nbufs - 1 + packed));
-        dsp = cnt + nb;
-        for (int i = 0; i < nb; i++) {
-            cnt[i] = (MPI_Aint)(n / nb + (i < n % nb));
-            dsp[i] = i ? dsp[i - 1] + cnt[i - 1] : 0;
-        }
+    /* blocks of about equal counts, the first n % nb one element longer; windows hold
+     * every block at their start */
+    MPI_Aint *cnt = (MPI_Aint *)(mem + off_cnt), *dsp = cnt + nb, *wdsp = dsp + nb;
+    agx_blocks *bufs = (agx_blocks *)(void *)(wdsp + nb);
+    for (int i = 0; i < nb; i++) {
+        cnt[i] = (MPI_Aint)(n / nb + (i < n % nb));
+        dsp[i] = i ? dsp[i - 1] + cnt[i - 1] : 0;
+        wdsp[i] = 0;
     }
     /* a derived type's vector reduced as its packed base elements (what MPI_Reduce_local
-     * takes on every library), in scratch after the others */
-    char *acc = packed ? mem + stride * (size_t)(nbufs - 1) : (char *)g->recvbuf;
+     * takes on every library), in scratch after the other full copies */
+    char *acc = packed ? mem + full * (size_t)(win - 1) : (char *)g->recvbuf;
     if (packed && (rc = agx_pack(g->recvbuf, g->count, g->type, acc, 0)) != MPI_SUCCESS)
         goto out;
-    agx_blocks bufs[AGX_AR_PART + 32];
-    for (int b = 0; b < nbufs; b++)
-        bufs[b] = (agx_blocks){.buf = b == AGX_AR_ACC ? acc : mem + stride * (size_t)(b - 1) - tlb, .type = t,
-                               .extent = extent, .type_size = tsize, .p = nb, .ucount = (int)n, .lcounts = cnt,
-                               .ldispls = dsp};
-    const agx_sched *s;
-    agx_exec x;
-    if ((rc = agx_flat_sched(a, build, 0, &s)) == MPI_SUCCESS) {
-        agx_exec_of(a, &bufs[0], &x);
-        x.nbufs = nbufs;
-        x.op = g->op;
-        rc = agx_sched_run(&x, s);
+    for (int b = 0; b < nbufs; b++) {
+        char *base = b == AGX_AR_ACC ? acc : b < win ? mem + full * (size_t)(b - 1) - tlb
+                                                     : mem + off_win + wspan * (size_t)(b - win) - tlb;
+        bufs[b] = (agx_blocks){.buf = base, .type = t, .extent = extent, .type_size = tsize, .p = nb,
+                               .ucount = (int)n, .lcounts = cnt, .ldispls = b < win ? dsp : wdsp};
     }
+    agx_exec x;
+    agx_exec_of(a, &bufs[0], &x);
+    x.nbufs = nbufs;
+    x.op = g->op;
+    rc = agx_sched_run(&x, s);
     if (rc == MPI_SUCCESS && packed)
         rc = agx_pack(g->recvbuf, g->count, g->type, acc, 1);
 out:
     if (mem != stack)
         free(mem);
     return rc;
+}
+
+int agx_ar_run(const agx_args *a, agx_build_fn build)
+{
+    const agx_sched *s;
+    int rc = agx_ar_prepare(a), p = a->p;
+    if (rc != MPI_SUCCESS || p == 1 || agx_ar_nelems(&a->u.ar) == 0)
+        return rc;
+    int nbufs = build == agx_build_ar_dissemination ? agx_ar_dissem_nbufs(p) : AGX_AR_TMP + 1;
+    if ((rc = agx_flat_sched(a, build, 0, &s)) != MPI_SUCCESS)
+        return rc;
+    return agx_ar_exec(a, s, agx_ar_nblocks(build, p), nbufs, nbufs);
 }
 
 /* Element types whose reductions by the predefined ops are exact (no rounding). */

@@ -10,6 +10,7 @@
 
 int agx_allreduce_native(const agx_args *a);
 int agx_allreduce_intra_dissemination(const agx_args *a);
+int agx_allreduce_intra_dissemination_node(const agx_args *a);
 int agx_allreduce_intra_recursive_doubling(const agx_args *a);
 int agx_allreduce_intra_reduce_bcast(const agx_args *a);
 int agx_allreduce_intra_ring(const agx_args *a);
@@ -37,6 +38,12 @@ static const agx_alg intra[] = {
      .desc = "dissemination for any p, partial results sent early in the same rounds",
      .cost = "floor(log2 p) rounds; (floor(log2 p) + popcount(p) - 1) n sent per rank",
      .cite = "SharedNotify Sec. III, Figs. 4-5", .check = exact, .fallback = "recursive_doubling"},
+    {.name = "dissemination_node", .fn = agx_allreduce_intra_dissemination_node, .ops = AR,
+     .desc = "node-local reduce-scatter over lanes, dissemination among the nodes per lane, node-local allgather",
+     .cost = "floor(log2 nodes) + 2 rounds; lanes carry n/lanes bytes across nodes",
+     .cite = "SharedNotify Sec. III (last paragraph)", .check = exact, .fallback = "recursive_doubling",
+     .params = {{"lane_bytes", "AGX_AR_LANE_BYTES", "bytes per lane before the vector is split over a node's "
+                 "ranks", 4096, 1, 1 << 30}}},
     {.name = "recursive_doubling", .fn = agx_allreduce_intra_recursive_doubling, .ops = AR,
      .desc = "whole-vector exchanges at distances 1, 2, 4, ..; fold for any p",
      .cost = "log2(p2) (+2) rounds of n bytes", .cite = "Thakur05"},
