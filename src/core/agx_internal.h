@@ -223,9 +223,17 @@ struct agx_ctx {
     struct agx_pat *pat;       /* the PAT session on this communicator (src/pat) */
     agx_a2a_pattern *a2a;      /* alltoallv: the pattern of the last call, verified */
     unsigned long long a2a_hash; /* this rank's side of that call (its pair sizes) */
+    void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
+    size_t scratch_size[2];    /* calls (the same sizes on every rank) */
     struct agx_ctx *prev, *next;
 };
 
+/* Scratch kept in ctx for the next calls: `data` bytes (large vectors; SimGrid may fold
+ * it) and `meta` bytes (this rank's tables), grown when a call needs more. Growing is
+ * agreed over comm (one allreduce), so a rank that cannot allocate fails the call on
+ * every rank; the sizes, hence the decision to grow, depend only on the call's arguments,
+ * which are the same on every rank. Collective when it grows. */
+int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn);
 /* The context of comm, created (locally, no communication) on first use. */
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
 /* Collective set-up done at the first collective call: private communicator, and the

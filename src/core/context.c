@@ -41,7 +41,37 @@ static void ctx_free(agx_ctx *ctx)
     agx_cache_free(ctx);
     agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);
+    free(ctx->scratch[0]), free(ctx->scratch[1]);
     free(ctx);
+}
+
+int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn)
+{
+    size_t want[2] = {data, meta};
+    if (data > ctx->scratch_size[0] || meta > ctx->scratch_size[1]) {
+        int mine = MPI_SUCCESS;
+        for (int i = 0; i < 2; i++)
+            if (want[i] > ctx->scratch_size[i]) {
+                free(ctx->scratch[i]);
+                ctx->scratch_size[i] = 0;
+                if (!(ctx->scratch[i] = malloc(want[i])))
+                    mine = agx_error(MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", fn, want[i]);
+                else
+                    ctx->scratch_size[i] = want[i];
+            }
+        int rc = agx_agree(comm, ctx->rank, mine, NULL, 0, fn, "could not allocate scratch");
+        if (rc != MPI_SUCCESS) { /* every rank drops both: the sizes stay equal everywhere */
+            for (int i = 0; i < 2; i++) {
+                free(ctx->scratch[i]);
+                ctx->scratch[i] = NULL;
+                ctx->scratch_size[i] = 0;
+            }
+            return rc;
+        }
+    }
+    *dp = ctx->scratch[0];
+    *mp = ctx->scratch[1];
+    return MPI_SUCCESS;
 }
 
 /* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a

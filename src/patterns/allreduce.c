@@ -189,18 +189,22 @@ int agx_build_ar_rabenseifner(agx_sched *s, int round0, int r, int p, int param)
     int v = fold(s, t, r, p, p2, 0, &bad), lo = 0;
     t += e > 0;
     if (v >= 0) {
-        for (int mask = p2 / 2; mask >= 1; mask >>= 1, t++) { /* reduce-scatter by halving */
-            int mid = lo + mask, up = v & mask; /* my range [lo, lo + 2 mask) */
-            int mf = up ? mid : lo, sf = up ? lo : mid;
-            bad |= exchange_reduce(s, t, real_rank(v ^ mask, e), (v ^ mask) < v, &cur, sf, mask, mf, mask);
-            lo = mf;
+        /* reduce-scatter by recursive halving at doubling distances (MPICH's order: the
+         * largest halves go to the nearest ranks, on the same node when ranks are placed
+         * node by node); my range [lo, lo + len) of blocks */
+        int len = p2;
+        for (int mask = 1; mask < p2; mask <<= 1, t++) {
+            int half = len / 2, up = v & mask;
+            int mf = up ? lo + half : lo, sf = up ? lo : lo + half;
+            bad |= exchange_reduce(s, t, real_rank(v ^ mask, e), (v ^ mask) < v, &cur, sf, half, mf, half);
+            lo = mf, len = half;
         }
         if (cur != AGX_AR_ACC)
-            bad |= agx_sched_add_local(s, t - 1, COPY, AGX_AR_ACC, cur, v, 1);
-        for (int mask = 1; mask < p2; mask <<= 1, t++) { /* allgather by doubling */
-            int pv = v ^ mask, peer = real_rank(pv, e);
-            bad |= msg(s, t, SEND, peer, AGX_AR_ACC, v / mask * mask, mask) |
-                   msg(s, t, RECV, peer, AGX_AR_ACC, pv / mask * mask, mask);
+            bad |= agx_sched_add_local(s, t - 1, COPY, AGX_AR_ACC, cur, lo, 1);
+        for (int mask = p2 / 2; mask >= 1; mask >>= 1, t++) { /* allgather: the steps reversed */
+            int peer = real_rank(v ^ mask, e), plo = v & mask ? lo - len : lo + len;
+            bad |= msg(s, t, SEND, peer, AGX_AR_ACC, lo, len) | msg(s, t, RECV, peer, AGX_AR_ACC, plo, len);
+            lo = plo < lo ? plo : lo, len *= 2;
         }
     } else
         t += 2 * L;

@@ -56,7 +56,8 @@ int agx_build_ar_reduce_bcast(agx_sched *s, int round0, int r, int p, int param)
  * c, c+1, .., c-1), then the ring allgather in p-1 rounds; commutative ops only. */
 int agx_build_ar_ring(agx_sched *s, int round0, int r, int p, int param);
 /* Rabenseifner: the fold to p2 = floor_pow2(p), reduce-scatter by recursive halving over
- * p2 blocks, allgather by recursive doubling, the result back to the folded ranks;
+ * p2 blocks at distances 1, 2, 4, .. (MPICH's order: the largest halves to the nearest
+ * ranks), allgather by the same steps reversed, the result back to the folded ranks;
  * commutative ops only (halving interleaves the ranks). 2 log2(p2) (+2) rounds. */
 int agx_build_ar_rabenseifner(agx_sched *s, int round0, int r, int p, int param);
 

@@ -11,9 +11,10 @@
  *
  * Buffers from `win` on are windows: every block of the vector at one block's worth of
  * memory, for schedules that touch one block of them per rank (dissemination_node).
- * Scratch up to AR_STACK bytes lives on the stack; above that it is allocated, and the
- * allocation is agreed (one 16-byte allreduce), so a rank that runs out of memory fails
- * the call on every rank instead of leaving them waiting.
+ * Scratch up to AR_STACK bytes lives on the stack; above that it is the communicator's
+ * cached scratch (agx_ctx_scratch), grown when a call needs more, and growing is agreed
+ * (one 16-byte allreduce), so a rank that runs out of memory fails the call on every rank
+ * instead of leaving them waiting, and a repeated call pays no allocation.
  */
 #include "agx_internal.h"
 
@@ -59,19 +60,19 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     /* full copies of the layout for buffers 1 .. win-1 (and the packed vector), one block's
      * for the windows win .. nbufs-1 */
     size_t full = span(textent, extent, n), wspan = span(textent, extent, (n + nb - 1) / nb);
-    size_t off_win = full * (size_t)(win - 1 + packed), off_cnt = off_win + wspan * (size_t)(nbufs - win);
-    size_t need = off_cnt + 3 * sizeof(MPI_Aint) * (size_t)nb + sizeof(agx_blocks) * (size_t)nbufs;
+    size_t off_win = full * (size_t)(win - 1 + packed), need = off_win + wspan * (size_t)(nbufs - win);
+    /* the data (folded by SMPI's shared malloc in simulations) apart from the per-rank
+     * layout and buffer table */
+    size_t mneed = 3 * sizeof(MPI_Aint) * (size_t)nb + sizeof(agx_blocks) * (size_t)nbufs;
     _Alignas(64) char stack[AR_STACK];
-    char *mem = need <= sizeof stack ? stack : malloc(need);
-    if (need > sizeof stack) {
-        int mine = mem ? MPI_SUCCESS : agx_error(MPI_ERR_NO_MEM, "agx_allreduce: no memory for %zu bytes of "
-                                                                 "scratch", need);
-        if ((rc = agx_agree(a->comm, a->rank, mine, NULL, 0, "agx_allreduce", "could not allocate scratch")))
-            goto out;
-    }
+    _Alignas(64) char mstack[AR_STACK / 2];
+    void *mem = stack, *meta = mstack;
+    if ((need > sizeof stack || mneed > sizeof mstack) &&
+        (rc = agx_ctx_scratch(a->ctx, a->comm, need, mneed, &mem, &meta, "agx_allreduce")) != MPI_SUCCESS)
+        return rc;
     /* blocks of about equal counts, the first n % nb one element longer; windows hold
      * every block at their start */
-    MPI_Aint *cnt = (MPI_Aint *)(mem + off_cnt), *dsp = cnt + nb, *wdsp = dsp + nb;
+    MPI_Aint *cnt = (MPI_Aint *)(void *)meta, *dsp = cnt + nb, *wdsp = dsp + nb;
     agx_blocks *bufs = (agx_blocks *)(void *)(wdsp + nb);
     for (int i = 0; i < nb; i++) {
         cnt[i] = (MPI_Aint)(n / nb + (i < n % nb));
@@ -80,12 +81,12 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     }
     /* a derived type's vector reduced as its packed base elements (what MPI_Reduce_local
      * takes on every library), in scratch after the other full copies */
-    char *acc = packed ? mem + full * (size_t)(win - 1) : (char *)g->recvbuf;
+    char *acc = packed ? (char *)mem + full * (size_t)(win - 1) : (char *)g->recvbuf;
     if (packed && (rc = agx_pack(g->recvbuf, g->count, g->type, acc, 0)) != MPI_SUCCESS)
-        goto out;
+        return rc;
     for (int b = 0; b < nbufs; b++) {
-        char *base = b == AGX_AR_ACC ? acc : b < win ? mem + full * (size_t)(b - 1) - tlb
-                                                     : mem + off_win + wspan * (size_t)(b - win) - tlb;
+        char *base = b == AGX_AR_ACC ? acc : b < win ? (char *)mem + full * (size_t)(b - 1) - tlb
+                                                     : (char *)mem + off_win + wspan * (size_t)(b - win) - tlb;
         bufs[b] = (agx_blocks){.buf = base, .type = t, .extent = extent, .type_size = tsize, .p = nb,
                                .ucount = (int)n, .lcounts = cnt, .ldispls = b < win ? dsp : wdsp};
     }
@@ -96,9 +97,6 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     rc = agx_sched_run(&x, s);
     if (rc == MPI_SUCCESS && packed)
         rc = agx_pack(g->recvbuf, g->count, g->type, acc, 1);
-out:
-    if (mem != stack)
-        free(mem);
     return rc;
 }
 
