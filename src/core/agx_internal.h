@@ -9,6 +9,8 @@
 #include "locality.h"
 #include "patterns.h"
 
+#include <stddef.h>
+
 #include <mpi.h>
 
 /* ---- block layout ---------------------------------------------------------------------
@@ -161,6 +163,7 @@ typedef struct {
     long long below_bytes;      /* msg_bytes < below_bytes; 0: any size */
     int pow2;                   /* 1: p must be a power of two */
     int min_p;                  /* p >= min_p */
+    int min_regions;            /* the communicator spans >= min_regions regions (nodes) */
     /* alltoallv's pattern (0: any): |R| <= recv_pct_max % of p; the most senders of one
      * receiver >= send_pct_min % of p, or < send_pct_max % of p */
     int recv_pct_max, send_pct_min, send_pct_max;

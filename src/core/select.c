@@ -13,6 +13,14 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/* A rule's region condition: the regions are derived (collectively, once per
+ * communicator: every rank selects at the same call) only when a rule asks. */
+static int regions_hold(const agx_rule *r, const agx_args *a)
+{
+    const agx_regions *R;
+    return r->min_regions <= 1 || (agx_ctx_regions(a->ctx, &R) == MPI_SUCCESS && R->r >= r->min_regions);
+}
+
 /* A rule's pattern conditions (alltoallv), against the call's pattern. */
 static int pattern_holds(const agx_rule *r, const agx_args *a)
 {
@@ -33,7 +41,7 @@ int agx_select_rule(const agx_args *a)
     for (int i = 0; i < t->nrules; i++) {
         const agx_rule *r = &t->rules[i];
         if ((r->below_bytes == 0 || a->msg_bytes < r->below_bytes) && (!r->pow2 || agx_is_pow2(a->p)) &&
-            a->p >= r->min_p && pattern_holds(r, a)) {
+            a->p >= r->min_p && pattern_holds(r, a) && regions_hold(r, a)) {
             int idx = agx_alg_find(a->op, a->kind, r->alg);
             if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;

@@ -84,6 +84,85 @@ int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vid
     return bad ? -1 : 0;
 }
 
+int agx_ar_radix_nbufs(const agx_regions *R, int k)
+{
+    return AGX_AR_PART + 1 + (2 * k > R->max_size ? 2 * k : R->max_size);
+}
+
+/* The non-local items of round i of the radix-k dissemination over n nodes (m = floor
+ * log_k n, digits d of n): offsets off[] and whether each is a partial window; returns
+ * how many. Rounds i < m: the regular senders j k^i (j = 1..k-1) and d_i partial windows
+ * at D_i + t k^i (D_i = d_m k^m + sum_{i<i'<m} d_i' k^i'); round m: d_m - 1 full windows
+ * j k^m. */
+static int radix_items(int n, int k, int i, int m, const int *d, int *off, int *partial)
+{
+    int c = 0, w = 1;
+    for (int q = 0; q < i; q++)
+        w *= k;
+    if (i == m) {
+        for (int j = 1; j < d[m]; j++)
+            off[c] = j * w, partial[c++] = 0;
+        return c;
+    }
+    for (int j = 1; j < k; j++)
+        off[c] = j * w, partial[c++] = 0;
+    int D = d[m], km = 1;
+    for (int q = 0; q < m; q++)
+        km *= k;
+    D *= km;
+    for (int q = m - 1, wq = km / k; q > i; q--, wq /= k)
+        D += d[q] * wq;
+    for (int t = 0; t < d[i]; t++)
+        off[c] = D + t * w, partial[c++] = 1;
+    (void)n;
+    return c;
+}
+
+int agx_build_ar_dissemination_radix(const agx_regions *R, int k, const int *vidx, int rank, agx_sched *s)
+{
+    (void)vidx;
+    int g = R->region_of[rank], me = R->local[rank], sz = R->size[g], n = R->r, bad = 0, t = 0;
+    int slot0 = AGX_AR_PART + 1, havep = 0, d[32] = {0}, m = 0, L = R->min_size;
+    const int *mb = R->members + R->start[g];
+    for (int x = n, q = 0; x > 0; x /= k, q++) /* the digits of n in base k */
+        d[q] = x % k, m = q;
+    /* round 0: the node's sum on every local rank (a flat exchange) */
+    for (int i = 0; i < sz; i++)
+        if (i != me)
+            bad |= msg(s, t, SEND, mb[i], AGX_AR_ACC, 0, 1) | msg(s, t, RECV, mb[i], slot0 + i, 0, 1);
+    if (sz > 1) { /* the same expression on every local rank: x_0 (+) (x_1 (+) .. x_{sz-1}) */
+        bad |= agx_sched_add_local(s, t, COPY, slot0 + me, AGX_AR_ACC, 0, 1) |
+               agx_sched_add_local(s, t, COPY, AGX_AR_ACC, slot0 + sz - 1, 0, 1);
+        for (int i = sz - 2; i >= 0; i--)
+            bad |= agx_sched_add_local(s, t, REDUCE, AGX_AR_ACC, slot0 + i, 0, 1);
+    }
+    t++;
+    for (int i = 0; i <= m && n > 1; i++) {
+        int off[128], partial[128], T = radix_items(n, k, i, m, d, off, partial);
+        if (T == 0)
+            continue;
+        for (int q = 0; q < T; q++) /* item q: local rank q mod L across nodes */
+            if (q % L == me) {
+                int to = R->members[R->start[(g + off[q]) % n] + me];
+                int from = R->members[R->start[(g - off[q] % n + n) % n] + me];
+                bad |= msg(s, t, SEND, to, AGX_AR_ACC, 0, 1) | msg(s, t, RECV, from, slot0 + q, 0, 1);
+            }
+        for (int q = 0; q < T; q++) /* then to the rest of the node */
+            for (int i2 = 0; i2 < sz; i2++)
+                if (i2 != q % L && (i2 == me || q % L == me))
+                    bad |= msg(s, t + 1, i2 == me ? RECV : SEND, mb[i2 == me ? q % L : i2], slot0 + q, 0, 1);
+        for (int q = 0; q < T; q++) { /* regular windows into ACC, partial ones into P */
+            int dst = partial[q] ? AGX_AR_PART : AGX_AR_ACC;
+            bad |= agx_sched_add_local(s, t + 1, partial[q] && !havep ? COPY : REDUCE, dst, slot0 + q, 0, 1);
+            havep |= partial[q];
+        }
+        t += 2;
+    }
+    if (havep)
+        bad |= agx_sched_add_local(s, t - 1, REDUCE, AGX_AR_ACC, AGX_AR_PART, 0, 1);
+    return bad ? -1 : 0;
+}
+
 /* The fold of the first 2e ranks (e = p - p2): returns this rank's virtual rank among the
  * p2 that go on (-1: folded away); `last` set, the result goes back to the folded rank. */
 static int fold(agx_sched *s, int t, int r, int p, int nb, int last, int *bad)

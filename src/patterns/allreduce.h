@@ -44,6 +44,19 @@ int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param
  * (vidx unused: the virtual order is agx_order_regions'). Returns 0, or -1. */
 int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
 int agx_ar_node_nbufs(const agx_regions *R);
+/* dissemination_radix (agx's; SharedNotify Sec. III's partial results in base k): every
+ * rank of a node holds the node's running result. Round 0: a flat exchange in each region
+ * (every rank gets the region's sum). Then per non-local round i: k - 1 regular senders
+ * at node distances j k^i, j = 1..k-1 (rounds i < m, m = floor(log_k R)), d_i partial
+ * windows of k^i nodes sent early in round i (digits d of R in base k), and in round m
+ * d_m - 1 windows of k^m; item q travels between local ranks q mod L (L = the smallest
+ * region) of the two nodes, then from its receiver to the rest of the node, where every
+ * rank reduces it into the running result (regular) or into the partial sum PART (COPY
+ * for the first). 1 + 2 (m + (d_m > 1)) rounds, of which m + (d_m > 1) cross nodes.
+ * Buffers: ACC, TMP (unused), PART, then one per item or local rank:
+ * agx_ar_radix_nbufs(R, k). k >= 2. Returns 0, or -1. */
+int agx_build_ar_dissemination_radix(const agx_regions *R, int k, const int *vidx, int rank, agx_sched *s);
+int agx_ar_radix_nbufs(const agx_regions *R, int k);
 /* Recursive doubling (MPICH's allreduce for short messages) with the fold for any p:
  * ranks 2i < 2e (e = p - floor_pow2(p)) hand their vector to 2i+1, which reduces it;
  * log2 of the power of two exchange steps among the rest, lower ranks' data always the

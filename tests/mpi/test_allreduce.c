@@ -168,7 +168,7 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
         PMPI_Allreduce(sb, ref, count, ctype[c], cop[c], comm);
     memcpy(r0, rb, n);
     MPI_Bcast(r0, (int)n, MPI_BYTE, 0, comm);
-    int dissem = !strncmp(alg, "dissemination", 13); /* and dissemination_node */
+    int dissem = !strncmp(alg, "dissemination", 13); /* and dissemination_node / _radix */
     int eligible = (comm_case[c] || (strcmp(alg, "ring") && strcmp(alg, "rabenseifner") && !dissem)) &&
                    (exact_case[c] || !dissem);
     const char *expect = eligible ? alg : "recursive_doubling";
@@ -226,14 +226,22 @@ static void node_cases(unsigned seed, int quick)
         snprintf(v, sizeof v, "%d", rs);
         setenv("AGX_REGION_SIZE", v, 1);
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "dissemination_node");
-        for (int lb = 0; lb < 2; lb++) {
-            if (lb)
+        for (int lb = 0; lb < 3; lb++) { /* node: default lanes, 8 bytes per lane; radix */
+            const char *alg = lb < 2 ? "dissemination_node" : "dissemination_radix";
+            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, alg);
+            if (lb == 1)
                 setenv("AGX_AR_LANE_BYTES", "8", 1);
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                 for (int k = 0; k < ncounts; k++)
-                    one(seed + (unsigned)(rs * 100 + lb * 50 + k), "dissemination_node", cases[c], counts[k], k % 2);
+                    one(seed + (unsigned)(rs * 100 + lb * 50 + k), alg, cases[c], counts[k], k % 2);
             unsetenv("AGX_AR_LANE_BYTES");
+        }
+        if (size / rs >= 2) { /* the default across regions: radix below 8 KiB, node above, where exact */
+            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "auto");
+            one(seed, "dissemination_radix", C_INT_SUM, 1500, 0);
+            one(seed, "dissemination_node", C_INT_SUM, 2048, 1);
+            one(seed, "recursive_doubling", C_DBL_SUM, 7, 1);
+            one(seed, size > 1 ? "rabenseifner" : "recursive_doubling", C_DBL_SUM, 1500, 0);
         }
         MPI_Comm_free(&comm);
         unsetenv("AGX_REGION_SIZE");

@@ -277,7 +277,22 @@ TEST(rabenseifner_any_p)
  * the rest of its region; lanes touch only their own block of the window buffers; l + 2
  * rounds; per rank (nl - 1) + (l + popcount(R) - 1) + (L - 1) messages for a lane, nl
  * for the others (round 0's blocks to the other lanes). */
-static int check_node(const int *sizes, int nr, int nl)
+static int check_node_ex(const int *sizes, int nr, int nl, int radix);
+static int check_node(const int *sizes, int nr, int nl) { return check_node_ex(sizes, nr, nl, 0); }
+
+/* Rounds of dissemination_radix: 1 + 2 (m + (d_m > 1)) for R > 1 regions in base k. */
+static int radix_rounds(int R, int k, int maxsz)
+{
+    if (R == 1)
+        return maxsz > 1;
+    int m = 0, top = R;
+    while (top >= k)
+        top /= k, m++;
+    return 1 + 2 * (m + (top > 1));
+}
+
+/* nl: lanes (dissemination_node) or the radix k (dissemination_radix). */
+static int check_node_ex(const int *sizes, int nr, int nl, int radix)
 {
     int p = 0, ok = 1;
     for (int g = 0; g < nr; g++)
@@ -290,15 +305,16 @@ static int check_node(const int *sizes, int nr, int nl)
     if (agx_regions_init(&R, p, label))
         return 0;
     agx_sched *S = calloc((size_t)p, sizeof *S);
-    world w = {.p = p, .nb = nl, .nbuf = agx_ar_node_nbufs(&R)};
-    w.v = calloc((size_t)p * w.nbuf * nl, sizeof(char *));
+    world w = {.p = p, .nb = radix ? 1 : nl, .nbuf = radix ? agx_ar_radix_nbufs(&R, nl) : agx_ar_node_nbufs(&R)};
+    w.v = calloc((size_t)p * w.nbuf * w.nb, sizeof(char *));
     w.sent = calloc((size_t)p, sizeof(int));
     int l = flog2(nr), rounds = 0;
     for (int r = 0; r < p; r++) {
         agx_sched_init(&S[r]);
-        ok &= !agx_build_ar_dissemination_node(&R, nl, NULL, r, &S[r]) && !agx_sched_finish(&S[r]);
+        ok &= !(radix ? agx_build_ar_dissemination_radix : agx_build_ar_dissemination_node)(&R, nl, NULL, r, &S[r]) &&
+              !agx_sched_finish(&S[r]);
         rounds = S[r].nrounds > rounds ? S[r].nrounds : rounds;
-        for (int i = 0; i < S[r].n; i++) /* windows: a lane's own block only */
+        for (int i = 0; i < S[r].n && !radix; i++) /* windows: a lane's own block only */
             for (int b = 0; b < nl; b++) {
                 const agx_sop *o = &S[r].ops[i];
                 int touches = agx_sop_has(&S[r], o, b) && (o->buf >= AGX_AR_TMP ||
@@ -309,23 +325,26 @@ static int check_node(const int *sizes, int nr, int nl)
                 }
             }
         for (int buf = 0; buf < w.nbuf; buf++)
-            for (int b = 0; b < nl; b++) {
+            for (int b = 0; b < w.nb; b++) {
                 char c[16];
                 snprintf(c, sizeof c, buf == AGX_AR_ACC ? "%d" : "x", r);
                 *cell(&w, r, buf, b) = strdup(c);
             }
     }
     /* round 0 and l + 1 only where a region has two ranks */
-    ok = ok && run(&w, S) == 0 && rounds == (p == 1 ? 0 : R.max_size > 1 ? l + 2 : l + 1);
+    int want_rounds = radix ? radix_rounds(nr, nl, R.max_size) : p == 1 ? 0 : R.max_size > 1 ? l + 2 : l + 1;
+    ok = ok && run(&w, S) == 0 && rounds == want_rounds;
+    if (rounds != want_rounds)
+        fprintf(stderr, "%d rounds, expected %d\n", rounds, want_rounds);
     int *lv = malloc(sizeof(int) * (size_t)(p + 1)), *seen = malloc(sizeof(int) * (size_t)p);
     for (int r = 0; r < p && ok; r++) {
         int g = R.region_of[r], me = R.local[r], lead = R.members[R.start[g]];
         int want = me < nl ? (nl - 1) + (nr > 1 ? l + __builtin_popcount(nr) - 1 : 0) + (sizes[g] - 1) : nl;
-        if (w.sent[r] != want) {
+        if (!radix && w.sent[r] != want) {
             fprintf(stderr, "dissemination_node: rank %d sent %d messages, expected %d\n", r, w.sent[r], want);
             ok = 0;
         }
-        for (int b = 0; b < nl && ok; b++) {
+        for (int b = 0; b < w.nb && ok; b++) {
             const char *e = *cell(&w, r, AGX_AR_ACC, b);
             int n = leaves(e, lv, p + 1);
             memset(seen, 0, sizeof(int) * (size_t)p);
@@ -338,7 +357,7 @@ static int check_node(const int *sizes, int nr, int nl)
     }
     if (!ok)
         fprintf(stderr, "dissemination_node: %d regions (first %d ranks), %d lanes failed\n", nr, sizes[0], nl);
-    for (size_t i = 0; i < (size_t)p * w.nbuf * nl; i++)
+    for (size_t i = 0; i < (size_t)p * w.nbuf * w.nb; i++)
         free(w.v[i]);
     for (int r = 0; r < p; r++)
         agx_sched_free(&S[r]);
@@ -364,6 +383,26 @@ TEST(dissemination_node_regions)
             mn = uneven[u][nr] < mn ? uneven[u][nr] : mn, nr++;
         for (int nl = 1; nl <= mn; nl++)
             ASSERT(check_node(uneven[u], nr, nl));
+    }
+}
+
+TEST(dissemination_radix_regions)
+{
+    int sizes[200];
+    for (int L = 1; L <= 5; L++) /* equal regions, 1..150 nodes, radix 2..max(2, L) */
+        for (int nr = 1; nr <= 150; nr += nr < 40 ? 1 : 7)
+            for (int k = 2; k <= (L > 2 ? L : 2); k++) {
+                for (int g = 0; g < nr; g++)
+                    sizes[g] = L;
+                ASSERT(check_node_ex(sizes, nr, k, 1));
+            }
+    static const int uneven[][6] = {{3, 2, 4, 0}, {1, 1, 1, 0}, {5, 3, 3, 2, 0}, {2, 7, 0}, {4, 4, 4, 4, 3, 0}};
+    for (size_t u = 0; u < sizeof uneven / sizeof uneven[0]; u++) {
+        int nr = 0;
+        while (uneven[u][nr])
+            nr++;
+        for (int k = 2; k <= 4; k++)
+            ASSERT(check_node_ex(uneven[u], nr, k, 1));
     }
 }
 

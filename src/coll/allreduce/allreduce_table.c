@@ -11,6 +11,7 @@
 int agx_allreduce_native(const agx_args *a);
 int agx_allreduce_intra_dissemination(const agx_args *a);
 int agx_allreduce_intra_dissemination_node(const agx_args *a);
+int agx_allreduce_intra_dissemination_radix(const agx_args *a);
 int agx_allreduce_intra_recursive_doubling(const agx_args *a);
 int agx_allreduce_intra_reduce_bcast(const agx_args *a);
 int agx_allreduce_intra_ring(const agx_args *a);
@@ -44,6 +45,10 @@ static const agx_alg intra[] = {
      .cite = "SharedNotify Sec. III (last paragraph)", .check = exact, .fallback = "recursive_doubling",
      .params = {{"lane_bytes", "AGX_AR_LANE_BYTES", "bytes per lane before the vector is split over a node's "
                  "ranks", 4096, 1, 1 << 30}}},
+    {.name = "dissemination_radix", .fn = agx_allreduce_intra_dissemination_radix, .ops = AR,
+     .desc = "dissemination among nodes in radix k = ranks per node, partial windows in base k; short vectors",
+     .cost = "about log_k(nodes) non-local rounds, each + one node-local round",
+     .cite = "agx, extending SharedNotify Sec. III", .check = exact, .fallback = "recursive_doubling"},
     {.name = "recursive_doubling", .fn = agx_allreduce_intra_recursive_doubling, .ops = AR,
      .desc = "whole-vector exchanges at distances 1, 2, 4, ..; fold for any p",
      .cost = "log2(p2) (+2) rounds of n bytes", .cite = "Thakur05"},
@@ -60,11 +65,15 @@ static const agx_alg intra[] = {
      .check = commutative, .fallback = "recursive_doubling"},
 };
 
-/* The default (docs/algorithms.md, "allreduce"): short vectors by dissemination where it
- * gives every rank the same bits (exact reductions), else recursive doubling; long ones
- * by Rabenseifner (commutative ops), else recursive doubling. 2 KiB is MPICH's
- * short/long threshold. */
+/* The default (docs/algorithms.md, "allreduce"): across nodes, for exact reductions,
+ * dissemination_radix below 8 KiB and dissemination_node above (the fastest agx
+ * algorithms on the simulated Cori-like machine, docs/RESULTS.md); otherwise
+ * short vectors by dissemination where it gives every rank the same bits, else recursive
+ * doubling; long ones by Rabenseifner (commutative ops), else recursive doubling. 2 KiB
+ * is MPICH's short/long threshold. */
 static const agx_rule intra_rules[] = {
+    {.min_regions = 2, .below_bytes = 8192, .alg = "dissemination_radix"},
+    {.min_regions = 2, .alg = "dissemination_node"},
     {.below_bytes = 2048, .alg = "dissemination"},
     {.below_bytes = 2048, .alg = "recursive_doubling"},
     {.alg = "rabenseifner"},
