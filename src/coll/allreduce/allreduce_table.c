@@ -66,14 +66,14 @@ static const agx_alg intra[] = {
 };
 
 /* The default (docs/algorithms.md, "allreduce"): across nodes, for exact reductions,
- * dissemination_radix below 8 KiB and dissemination_node above (the fastest agx
- * algorithms on the simulated Cori-like machine, docs/RESULTS.md); otherwise
+ * dissemination_radix below 8 KiB and dissemination_node below 128 KiB (the fastest agx
+ * algorithms there on the simulated Cori-like machine, docs/RESULTS.md); otherwise
  * short vectors by dissemination where it gives every rank the same bits, else recursive
  * doubling; long ones by Rabenseifner (commutative ops), else recursive doubling. 2 KiB
  * is MPICH's short/long threshold. */
 static const agx_rule intra_rules[] = {
     {.min_regions = 2, .below_bytes = 8192, .alg = "dissemination_radix"},
-    {.min_regions = 2, .alg = "dissemination_node"},
+    {.min_regions = 2, .below_bytes = 131072, .alg = "dissemination_node"},
     {.below_bytes = 2048, .alg = "dissemination"},
     {.below_bytes = 2048, .alg = "recursive_doubling"},
     {.alg = "rabenseifner"},
