@@ -437,6 +437,8 @@ int agx_ar_run(const agx_args *a, agx_build_fn build);
 int agx_ar_prepare(const agx_args *a);
 long long agx_ar_nelems(const agx_ar_args *g);
 int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win);
+/* agx_ar_run after agx_ar_prepare: the cached flat schedule of `build` over its buffers. */
+int agx_ar_exec_flat(const agx_args *a, agx_build_fn build);
 /* t's one predefined element type (MPI_ERR_TYPE when its leaves differ), how many of them
  * an element of t holds, whether op on them gives the same bits in any order, and whether
  * op is a predefined op. */

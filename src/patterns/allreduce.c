@@ -94,7 +94,7 @@ int agx_ar_radix_nbufs(const agx_regions *R, int k)
  * how many. Rounds i < m: the regular senders j k^i (j = 1..k-1) and d_i partial windows
  * at D_i + t k^i (D_i = d_m k^m + sum_{i<i'<m} d_i' k^i'); round m: d_m - 1 full windows
  * j k^m. */
-static int radix_items(int n, int k, int i, int m, const int *d, int *off, int *partial)
+static int radix_items(int k, int i, int m, const int *d, int *off, int *partial)
 {
     int c = 0, w = 1;
     for (int q = 0; q < i; q++)
@@ -114,7 +114,6 @@ static int radix_items(int n, int k, int i, int m, const int *d, int *off, int *
         D += d[q] * wq;
     for (int t = 0; t < d[i]; t++)
         off[c] = D + t * w, partial[c++] = 1;
-    (void)n;
     return c;
 }
 
@@ -138,7 +137,7 @@ int agx_build_ar_dissemination_radix(const agx_regions *R, int k, const int *vid
     }
     t++;
     for (int i = 0; i <= m && n > 1; i++) {
-        int off[128], partial[128], T = radix_items(n, k, i, m, d, off, partial);
+        int off[128], partial[128], T = radix_items(k, i, m, d, off, partial);
         if (T == 0)
             continue;
         for (int q = 0; q < T; q++) /* item q: local rank q mod L across nodes */

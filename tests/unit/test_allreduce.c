@@ -121,6 +121,17 @@ static int leaves(const char *e, int *out, int max)
     return n;
 }
 
+/* Expression e holds every contribution 0..p-1 exactly once (and no scratch 'x');
+ * leaves into lv[0..p], seen[p] scratch. */
+static int once_each(const char *e, int p, int *lv, int *seen)
+{
+    int n = leaves(e, lv, p + 1), ok = n == p && !strchr(e, 'x');
+    memset(seen, 0, sizeof(int) * (size_t)p);
+    for (int i = 0; i < n && i <= p && ok; i++)
+        ok = lv[i] >= 0 && lv[i] < p && !seen[lv[i]]++;
+    return ok;
+}
+
 enum { ORDER_ANY, ORDER_RANK, ORDER_CYCLIC_RANK, ORDER_CYCLIC_BLOCK };
 
 /* Build every rank's schedule, run it, check coverage and the claims. */
@@ -154,12 +165,7 @@ static int check(const char *name, agx_build_fn build, int p, int same_expr, int
     for (int r = 0; r < p && ok; r++)
         for (int b = 0; b < nb && ok; b++) {
             const char *e = *cell(&w, r, AGX_AR_ACC, b);
-            int n = leaves(e, lv, p + 1);
-            memset(seen, 0, sizeof(int) * (size_t)p);
-            for (int i = 0; i < n && i <= p && ok; i++)
-                if (strchr(e, 'x') || lv[i] < 0 || lv[i] >= p || seen[lv[i]]++)
-                    ok = 0;
-            if (!ok || n != p) {
+            if (!once_each(e, p, lv, seen)) {
                 fprintf(stderr, "%s p=%d rank %d block %d: %s is not every contribution once\n", name, p, r, b, e);
                 ok = 0;
             }
@@ -346,11 +352,7 @@ static int check_node_ex(const int *sizes, int nr, int nl, int radix)
         }
         for (int b = 0; b < w.nb && ok; b++) {
             const char *e = *cell(&w, r, AGX_AR_ACC, b);
-            int n = leaves(e, lv, p + 1);
-            memset(seen, 0, sizeof(int) * (size_t)p);
-            for (int i = 0; i < n && i <= p; i++)
-                ok &= !strchr(e, 'x') && lv[i] >= 0 && lv[i] < p && !seen[lv[i]]++;
-            ok &= n == p && !strcmp(e, *cell(&w, lead, AGX_AR_ACC, b));
+            ok &= once_each(e, p, lv, seen) && !strcmp(e, *cell(&w, lead, AGX_AR_ACC, b));
             if (!ok)
                 fprintf(stderr, "dissemination_node: rank %d block %d holds %s\n", r, b, e);
         }

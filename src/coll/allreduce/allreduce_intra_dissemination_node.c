@@ -39,11 +39,8 @@ int agx_allreduce_intra_dissemination_node(const agx_args *a)
     if ((rc = agx_alg_param(a, "lane_bytes", &lane_bytes)) != MPI_SUCCESS ||
         (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
         return rc;
-    if (R->max_size > AGX_AR_NODE_MAX) {
-        rc = agx_flat_sched(a, agx_build_ar_dissemination, 0, &s);
-        int nbufs = agx_ar_dissem_nbufs(a->p);
-        return rc != MPI_SUCCESS ? rc : agx_ar_exec(a, s, 1, nbufs, nbufs);
-    }
+    if (R->max_size > AGX_AR_NODE_MAX)
+        return agx_ar_exec_flat(a, agx_build_ar_dissemination);
     MPI_Count size;
     MPI_Type_size_x(a->u.ar.type, &size);
     long long bytes = (long long)a->u.ar.count * size, nl = bytes / lane_bytes;

@@ -36,11 +36,8 @@ int agx_allreduce_intra_dissemination_radix(const agx_args *a)
         return rc;
     if ((rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
         return rc;
-    if (R->max_size > REGION_MAX) {
-        int nbufs = agx_ar_dissem_nbufs(a->p);
-        rc = agx_flat_sched(a, agx_build_ar_dissemination, 0, &s);
-        return rc != MPI_SUCCESS ? rc : agx_ar_exec(a, s, 1, nbufs, nbufs);
-    }
+    if (R->max_size > REGION_MAX)
+        return agx_ar_exec_flat(a, agx_build_ar_dissemination);
     int k = R->min_size < 2 ? 2 : R->min_size > RADIX_MAX ? RADIX_MAX : R->min_size;
     int nbufs = agx_ar_radix_nbufs(R, k);
     if ((rc = agx_locality_sched(a->ctx, R, agx_order_regions, agx_build_ar_dissemination_radix, k, &s,

@@ -100,16 +100,20 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     return rc;
 }
 
-int agx_ar_run(const agx_args *a, agx_build_fn build)
+int agx_ar_exec_flat(const agx_args *a, agx_build_fn build)
 {
     const agx_sched *s;
-    int rc = agx_ar_prepare(a), p = a->p;
-    if (rc != MPI_SUCCESS || p == 1 || agx_ar_nelems(&a->u.ar) == 0)
+    int p = a->p, nbufs = build == agx_build_ar_dissemination ? agx_ar_dissem_nbufs(p) : AGX_AR_TMP + 1;
+    int rc = agx_flat_sched(a, build, 0, &s);
+    return rc != MPI_SUCCESS ? rc : agx_ar_exec(a, s, agx_ar_nblocks(build, p), nbufs, nbufs);
+}
+
+int agx_ar_run(const agx_args *a, agx_build_fn build)
+{
+    int rc = agx_ar_prepare(a);
+    if (rc != MPI_SUCCESS || a->p == 1 || agx_ar_nelems(&a->u.ar) == 0)
         return rc;
-    int nbufs = build == agx_build_ar_dissemination ? agx_ar_dissem_nbufs(p) : AGX_AR_TMP + 1;
-    if ((rc = agx_flat_sched(a, build, 0, &s)) != MPI_SUCCESS)
-        return rc;
-    return agx_ar_exec(a, s, agx_ar_nblocks(build, p), nbufs, nbufs);
+    return agx_ar_exec_flat(a, build);
 }
 
 /* Element types whose reductions by the predefined ops are exact (no rounding). */
