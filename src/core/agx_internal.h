@@ -226,6 +226,7 @@ struct agx_ctx {
     struct agx_pat *pat;       /* the PAT session on this communicator (src/pat) */
     agx_a2a_pattern *a2a;      /* alltoallv: the pattern of the last call, verified */
     unsigned long long a2a_hash; /* this rank's side of that call (its pair sizes) */
+    struct agx_shm *shm;       /* node-shared segment (src/core/shm.c), NULL until used */
     void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
     size_t scratch_size[2];    /* calls (the same sizes on every rank) */
     struct agx_ctx *prev, *next;
@@ -237,6 +238,23 @@ struct agx_ctx {
  * every rank; the sizes, hence the decision to grow, depend only on the call's arguments,
  * which are the same on every rank. Collective when it grows. */
 int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn);
+/* A node-shared segment (src/core/shm.c): node = the region's ranks, lane = the ranks of
+ * the same index in every region (ordered by region), base = the segment (the same memory
+ * for every rank of the region). */
+typedef struct agx_shm {
+    MPI_Comm node, lane;
+    MPI_Win win;               /* MPI_WIN_NULL until a segment exists */
+    char *base;
+    size_t size;
+    int usable;                /* every region shares memory (agreed) */
+} agx_shm;
+/* The communicator's segment of at least `bytes` bytes in *out, or *out = NULL when its
+ * regions do not share memory (the same answer on every rank). Collective the first time
+ * and when it grows; failures are agreed. */
+int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn);
+/* Every store before it, on any rank of the region, is visible to loads after it. */
+int agx_shm_sync(const agx_shm *m);
+void agx_shm_free(agx_shm *m);
 /* The context of comm, created (locally, no communication) on first use. */
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
 /* Collective set-up done at the first collective call: private communicator, and the

@@ -41,6 +41,7 @@ static void ctx_free(agx_ctx *ctx)
     agx_cache_free(ctx);
     agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);
+    agx_shm_free(ctx->shm);
     free(ctx->scratch[0]), free(ctx->scratch[1]);
     free(ctx);
 }

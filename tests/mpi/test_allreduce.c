@@ -90,11 +90,11 @@ static int flog2(int n)
     return l;
 }
 
-/* dissemination_node's messages (docs/algorithms.md): nl lanes, min(smallest region,
+/* dissemination_node's (and dissemination_shm's) messages (docs/algorithms.md): nl lanes, min(smallest region,
  * elements, max(1, bytes / AGX_AR_LANE_BYTES)); a lane sends its block to the other
  * lanes, (l + popcount(R) - 1) dissemination messages, its block to the rest of its
  * region; the others send nl blocks. */
-static long long node_msgs(int c, int count)
+static long long node_msgs(int c, int count, int shm)
 {
     int *reg = malloc(sizeof(int) * (size_t)size), nr = 0, mine = 0, local = 0, mn = size;
     agx_comm_regions(comm, reg);
@@ -115,9 +115,12 @@ static long long node_msgs(int c, int count)
     MPI_Type_size(ctype[c], &tsize);
     long long n = c == C_VEC_SUM ? 3LL * count : count, nl = (long long)count * tsize / (lb ? atoi(lb) : 4096);
     nl = nl < 1 ? 1 : nl > mn ? mn : nl > n ? n : nl;
+    long long dis = nr > 1 ? flog2(nr) + __builtin_popcount((unsigned)nr) - 1 : 0;
+    if (shm) /* dissemination_shm: the lanes' dissemination only; the node's parts are loads */
+        return local >= nl ? 0 : dis;
     if (local >= nl)
         return nl;
-    return (nl - 1) + (nr > 1 ? flog2(nr) + __builtin_popcount((unsigned)nr) - 1 : 0) + (mine - 1);
+    return (nl - 1) + dis + (mine - 1);
 }
 
 /* The expected messages sent by this rank (closed forms), or -1 where not checked. */
@@ -206,7 +209,10 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
     CHECK(ok, "%s, %s, count %d, %s: result differs from %s", alg, cname[c], count,
           in_place ? "in place" : "separate buffers", c == C_MATMUL ? "the rank-order product" : "PMPI_Allreduce");
     long long em = count > 0 && !strcmp(ran, alg)
-                       ? !strcmp(alg, "dissemination_node") ? node_msgs(c, count) : expected_msgs(alg, size, rank)
+                       ? !strcmp(alg, "dissemination_node") ? node_msgs(c, count, 0)
+                         /* derived types: dissemination_shm runs dissemination_node */
+                         : !strcmp(alg, "dissemination_shm") ? node_msgs(c, count, c != C_VEC_SUM)
+                         : expected_msgs(alg, size, rank)
                        : -1;
     if (em >= 0)
         CHECK((long long)(st.msgs_local + st.msgs_nonlocal) == em, "%s, count %d: %llu messages sent, the "
@@ -214,7 +220,8 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
     free(sb), free(rb), free(rb2), free(ref), free(r0);
 }
 
-/* dissemination_node across emulated regions (AGX_REGION_SIZE on a duplicate; regions
+/* dissemination_node, dissemination_shm (the regions share memory here: one machine) and
+ * dissemination_radix across emulated regions (AGX_REGION_SIZE on a duplicate; regions
  * are fixed at a communicator's first call), with the default lane size and 8 bytes
  * per lane (several lanes from 2 elements on). */
 static void node_cases(unsigned seed, int quick)
@@ -226,20 +233,20 @@ static void node_cases(unsigned seed, int quick)
         snprintf(v, sizeof v, "%d", rs);
         setenv("AGX_REGION_SIZE", v, 1);
         MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-        for (int lb = 0; lb < 3; lb++) { /* node: default lanes, 8 bytes per lane; radix */
-            const char *alg = lb < 2 ? "dissemination_node" : "dissemination_radix";
+        for (int lb = 0; lb < 5; lb++) { /* node, shm: default lanes, 8 bytes per lane; radix */
+            const char *alg = lb < 2 ? "dissemination_node" : lb < 4 ? "dissemination_shm" : "dissemination_radix";
             agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, alg);
-            if (lb == 1)
+            if (lb == 1 || lb == 3)
                 setenv("AGX_AR_LANE_BYTES", "8", 1);
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                 for (int k = 0; k < ncounts; k++)
                     one(seed + (unsigned)(rs * 100 + lb * 50 + k), alg, cases[c], counts[k], k % 2);
             unsetenv("AGX_AR_LANE_BYTES");
         }
-        if (size / rs >= 2) { /* the default across regions: radix below 8 KiB, node above, where exact */
+        if (size / rs >= 2) { /* the default across regions: radix below 8 KiB, shm above, where exact */
             agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "auto");
             one(seed, "dissemination_radix", C_INT_SUM, 1500, 0);
-            one(seed, "dissemination_node", C_INT_SUM, 2048, 1);
+            one(seed, "dissemination_shm", C_INT_SUM, 2048, 1);
             one(seed, "recursive_doubling", C_DBL_SUM, 7, 1);
             one(seed, size > 1 ? "rabenseifner" : "recursive_doubling", C_DBL_SUM, 1500, 0);
         }

@@ -1,0 +1,91 @@
+/*
+ * dissemination_shm: dissemination_node with its node-local parts in shared memory, as
+ * SharedNotify Sec. III does them ("the local ranks reduce their parts of the vector in
+ * the node's shared segment"), on an MPI-3 shared window (src/core/shm.c).
+ * Regions and lanes as in dissemination_node: nl = min(smallest region, elements,
+ * max(1, bytes / AGX_AR_LANE_BYTES)); local rank j < nl is lane j and owns the elements
+ * [j n / nl, (j + 1) n / nl).
+ * The region's segment: one slot of the vector per local rank, then the result.
+ * Steps:
+ *  1. every rank stores its vector in its slot; agx_shm_sync;
+ *  2. lane j reduces block j of every slot (in local-rank order) into block j of the
+ *     result: the node-local reduce-scatter, as loads, without messages;
+ *  3. lane j runs agx_allreduce_intra_dissemination on block j of the result, in place,
+ *     among the lanes j of all regions (the lane communicator);
+ *  4. agx_shm_sync; every rank copies the result out: the node-local allgather.
+ * Why two syncs are enough: a slot is written in step 1 of a call and read in step 2 of
+ * the same call, between the two syncs; the result is written in steps 2-3 (after the
+ * first sync) and read in step 4 (after the second); the next call writes a slot only
+ * after its first sync, which every rank reaches only after finishing the copy out.
+ * Cost (regions of L ranks, n bytes, R regions, l = floor(log2 R)): 2 node barriers;
+ * l rounds of (l + popcount(R) - 1) messages of n/nl bytes per lane across nodes; each
+ * rank copies n bytes in and out, lane j loads L n/nl bytes. Segment: (L + 1) n bytes.
+ * Needs an exact reduction (like dissemination) and a predefined datatype (the slots hold
+ * the vector's bytes); otherwise, or where the regions do not share memory (SimGrid SMPI,
+ * regions spanning nodes), it runs dissemination_node.
+ */
+#include "agx_internal.h"
+
+#include <string.h>
+
+int agx_allreduce_intra_dissemination_node(const agx_args *a);
+
+/* Step 3: dissemination among the lanes j (every region's rank j), in place on `block`. */
+static int lane_allreduce(const agx_args *a, const agx_shm *m, void *block, int count)
+{
+    agx_args b = {.op = AGX_OP_ALLREDUCE, .user_comm = m->lane, .alg = a->alg, .u.ar = a->u.ar};
+    b.u.ar.sendbuf = MPI_IN_PLACE;
+    b.u.ar.recvbuf = block;
+    b.u.ar.count = count;
+    int rc = agx_call_begin(&b, "agx_allreduce (dissemination_shm lanes)");
+    if (rc != MPI_SUCCESS || b.p == 1 || count == 0)
+        return rc;
+    return agx_ar_exec_flat(&b, agx_build_ar_dissemination);
+}
+
+int agx_allreduce_intra_dissemination_shm(const agx_args *a)
+{
+    const agx_ar_args *g = &a->u.ar;
+    const agx_regions *R;
+    agx_shm *m = NULL;
+    int lane_bytes, rc;
+    MPI_Aint lb, extent, tlb, textent;
+    MPI_Type_get_extent(g->type, &lb, &extent);
+    MPI_Type_get_true_extent(g->type, &tlb, &textent);
+    if (a->p == 1 || g->count == 0 || !agx_type_is_named(g->type) || tlb != 0)
+        return agx_allreduce_intra_dissemination_node(a);
+    if ((rc = agx_alg_param(a, "lane_bytes", &lane_bytes)) != MPI_SUCCESS ||
+        (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
+        return rc;
+    size_t span = (size_t)(textent + (MPI_Aint)(g->count - 1) * extent), slot = (span + 63) & ~(size_t)63;
+    int L = R->size[R->region_of[a->rank]], j = R->local[a->rank];
+    if ((rc = agx_ctx_shm(a->ctx, R, slot * (size_t)(R->max_size + 1), &m, "agx_allreduce")) != MPI_SUCCESS)
+        return rc;
+    if (!m)
+        return agx_allreduce_intra_dissemination_node(a);
+    int tsize;
+    MPI_Type_size(g->type, &tsize);
+    long long n = g->count, nl = n * tsize / lane_bytes; /* the lanes of dissemination_node */
+    nl = nl < 1 ? 1 : nl > R->min_size ? R->min_size : nl > n ? n : nl;
+    char *seg = m->base, *res = seg + (size_t)L * slot;
+    const char *in = g->sendbuf == MPI_IN_PLACE ? g->recvbuf : g->sendbuf;
+    memcpy(seg + (size_t)j * slot, in, span);
+    if ((rc = agx_shm_sync(m)) != MPI_SUCCESS)
+        return rc;
+    if (j < nl) {
+        long long lo = n * j / nl, hi = n * (j + 1) / nl;
+        size_t off = (size_t)(lo * extent);
+        int cnt = (int)(hi - lo);
+        if (cnt > 0) {
+            memcpy(res + off, seg + off, (size_t)(textent + (MPI_Aint)(cnt - 1) * extent));
+            for (int i = 1; i < L && rc == MPI_SUCCESS; i++)
+                rc = MPI_Reduce_local(seg + (size_t)i * slot + off, res + off, cnt, g->type, g->op);
+        }
+        if (rc == MPI_SUCCESS)
+            rc = lane_allreduce(a, m, res + off, cnt);
+    }
+    int rc2 = agx_shm_sync(m); /* every rank reaches it: no rank is left waiting */
+    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS)
+        memcpy(g->recvbuf, res, span);
+    return rc;
+}
