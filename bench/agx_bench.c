@@ -31,7 +31,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <getopt.h>
 #include <strings.h>
+#include <unistd.h>
 
 typedef struct {
     char alg[64];
@@ -71,7 +73,7 @@ static void usage(FILE *f)
             "                2(i+1)/(p+1) of the size)\n"
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
             "  --json FILE   the same records as a JSON array\n"
-            "  -q            no progress line\n"
+            "  -q            no progress line (it goes to stderr, only when that is a terminal)\n"
             "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
             "                Model column gives Bienz's non-local messages/bytes\n"
             "  --setting N   inter-allgather: KangTraff19 setting 1-8 (default 1)\n"
@@ -80,16 +82,19 @@ static void usage(FILE *f)
             "  --list        every registered algorithm with its description\n");
 }
 
-static int parse_args(int argc, char **argv, options *o)
+/* The options, strictly: every value whole and in range, every flag known; on an error,
+ * a message naming the flag in `err` (printed by rank 0 after MPI_Init) and -1. */
+static int parse_args(int argc, char **argv, options *o, char *err, size_t errlen)
 {
+    static const struct option lo[] = {{"dist", 1, 0, 'D'},    {"regions", 1, 0, 'G'}, {"setting", 1, 0, 'S'},
+                                       {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
+                                       {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->min_bytes = 8;
     o->max_bytes = 1 << 20;
     o->iters = 100;
     o->warmup = 10;
     o->mult = 2;
-    if (argc < 2)
-        return -1;
     if (!strcmp(argv[1], "allgather"))
         o->op = AGX_OP_ALLGATHER;
     else if (!strcmp(argv[1], "allgatherv"))
@@ -97,70 +102,64 @@ static int parse_args(int argc, char **argv, options *o)
     else if (!strcmp(argv[1], "allreduce"))
         o->op = AGX_OP_ALLREDUCE;
     else if (!strcmp(argv[1], "inter-allgather"))
-        o->setting = 1;
+        o->setting = -1;
     else
-        return -1;
-    int sized = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-c"))
-            o->check = 1;
-        else if (!strcmp(a, "-q"))
-            o->quiet = 1;
-        else if (v && !strcmp(a, "-a")) {
-            if ((o->nalgs = bench_split(v, o->algs, MAX_ALGS)) < 0)
+        return snprintf(err, errlen, "unknown mode '%s' (allgather, allgatherv, allreduce, inter-allgather, "
+                        "alltoallv, twophase, pap, --list)", argv[1]), -1;
+    int sized = 0, c, v, inter = o->setting == -1;
+    optind = 0; /* a full reset (SMPI runs every rank in one process); argv[1] is the name */
+    opterr = 0; /* the message is ours, printed once */
+    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:f:i:x:cqh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) <= 0)
+                return snprintf(err, errlen, "-a %s: 1 to %d algorithms", optarg, MAX_ALGS), -1;
+            break;
+        case 'm':
+            if (bench_range("-m", optarg, 1LL << 30, &o->min_bytes, &o->max_bytes, err, errlen))
                 return -1;
-            i++;
-        } else if (v && !strcmp(a, "-m")) {
-            const char *colon = strchr(v, ':');
-            if (colon) {
-                char lo[64];
-                snprintf(lo, sizeof lo, "%.*s", (int)(colon - v), v);
-                o->min_bytes = parse_size(lo);
-                o->max_bytes = parse_size(colon + 1);
-            } else {
-                o->max_bytes = parse_size(v);
-            }
             sized = 1;
-            i++;
-        } else if (v && !strcmp(a, "-i")) {
-            o->iters = atoi(v);
-            i++;
-        } else if (v && !strcmp(a, "-f")) {
-            o->mult = atoi(v);
-            i++;
-        } else if (v && !strcmp(a, "-x")) {
-            o->warmup = atoi(v);
-            i++;
-        } else if (v && !strcmp(a, "--dist")) {
-            o->dist_linear = !strcmp(v, "linear");
-            i++;
-        } else if (v && !strcmp(a, "--regions")) {
-            int nr, ns;
-            if (sscanf(v, "%dx%d", &nr, &ns) != 2 || nr < 1 || ns < 1)
+            break;
+        case 'f': case 'i': case 'x': case 'S':
+            if (bench_int(c == 'S' ? "--setting" : c == 'f' ? "-f" : c == 'i' ? "-i" : "-x", optarg,
+                          c == 'x' ? 0 : c == 'f' ? 2 : 1, c == 'S' ? 8 : 1 << 24, &v, err, errlen))
                 return -1;
+            *(c == 'f' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
+            break;
+        case 'D':
+            if (strcmp(optarg, "uniform") && strcmp(optarg, "linear"))
+                return snprintf(err, errlen, "--dist %s: uniform or linear", optarg), -1;
+            o->dist_linear = !strcmp(optarg, "linear");
+            break;
+        case 'G': {
+            int nr, ns;
+            char tail;
+            if (sscanf(optarg, "%dx%d%c", &nr, &ns, &tail) != 2 || nr < 1 || ns < 1)
+                return snprintf(err, errlen, "--regions %s: expected NxM (N regions of M ranks)", optarg), -1;
             o->region_size = ns;
-            i++;
-        } else if (v && !strcmp(a, "--setting") && o->setting) {
-            o->setting = atoi(v);
-            i++;
-        } else if (v && !strcmp(a, "--comm") && o->setting) {
-            o->color_split = !strcmp(v, "color");
-            i++;
-        } else if (v && !strcmp(a, "--csv")) {
-            o->csv = v;
-            i++;
-        } else if (v && !strcmp(a, "--json")) {
-            o->json = v;
-            i++;
-        } else {
-            return -1;
+            break;
+        }
+        case 'K':
+            if (strcmp(optarg, "inter") && strcmp(optarg, "color"))
+                return snprintf(err, errlen, "--comm %s: inter or color", optarg), -1;
+            o->color_split = !strcmp(optarg, "color");
+            break;
+        case 'c': o->check = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'C': o->csv = optarg; break;
+        case 'J': o->json = optarg; break;
+        case 'h': usage(stdout); exit(0);
+        case ':': return snprintf(err, errlen, "%s needs a value", argv[optind]), -1;
+        default: return snprintf(err, errlen, "unknown option '%s' (agx-bench -h)", argv[optind]), -1;
         }
     }
+    if (optind < argc - 1)
+        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind + 1]), -1;
+    if (!inter && (o->setting || o->color_split))
+        return snprintf(err, errlen, "--setting and --comm are inter-allgather's options"), -1;
+    if (o->setting == -1) /* inter-allgather without --setting: setting 1 */
+        o->setting = 1;
     if (o->setting) {
-        if (o->setting < 1 || o->setting > 8)
-            return -1;
         o->op = o->setting <= 4 ? AGX_OP_ALLGATHER : AGX_OP_ALLGATHERV;
         if (!sized) { /* the paper's sweep starts at 64 KiB; 1 MiB keeps it short here */
             o->min_bytes = 64 * 1024;
@@ -174,8 +173,6 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->nalgs == 0)
         o->algs[o->nalgs++] = strdup("auto");
-    if (o->iters < 1 || o->min_bytes < 0 || o->max_bytes < o->min_bytes || o->mult < 2)
-        return -1;
     return 0;
 }
 
@@ -334,12 +331,12 @@ static void fmt_counts(char *buf, size_t n, const record *r, int bytes)
         snprintf(buf, n, "%llu/%llu", r->ml, r->mn);
 }
 
-static void write_csv(const char *path, const options *o, const record *r, int n)
+static int write_csv(const char *path, const options *o, const record *r, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
-        return;
+        return 1;
     }
     fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
                "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio,volume_ratio,"
@@ -361,15 +358,15 @@ static void write_csv(const char *path, const options *o, const record *r, int n
         else
             fprintf(f, ",\n");
     }
-    fclose(f);
+    return bench_close(f, path);
 }
 
-static void write_json(const char *path, const options *o, const record *r, int n)
+static int write_json(const char *path, const options *o, const record *r, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
         perror(path);
-        return;
+        return 1;
     }
     fprintf(f, "[\n");
     for (int i = 0; i < n; i++) {
@@ -394,7 +391,7 @@ static void write_json(const char *path, const options *o, const record *r, int 
         fprintf(f, "%s\n", i + 1 < n ? "," : "");
     }
     fprintf(f, "]\n");
-    fclose(f);
+    return bench_close(f, path);
 }
 
 int agx_bench_pap(int argc, char **argv);
@@ -418,8 +415,17 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    if (parse_args(argc, argv, &o) != 0) {
+    char err[256] = "";
+    if (argc < 2) {
         usage(stderr);
+        return 2;
+    }
+    if (parse_args(argc, argv, &o, err, sizeof err) != 0) { /* every rank fails alike; rank 0 says why */
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "agx-bench: %s\n", err);
+        MPI_Finalize();
         return 2;
     }
     if (o.region_size) {
@@ -432,6 +438,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (!o.setting)
         g_labels = region_labels();
+    if (bench_outputs_writable(o.csv, o.json)) { /* before the run, not after it */
+        MPI_Finalize();
+        return 2;
+    }
     MPI_Comm world;
     MPI_Comm_dup(MPI_COMM_WORLD, &world);
     MPI_Comm_set_errhandler(world, MPI_ERRORS_RETURN);
@@ -533,7 +543,7 @@ int main(int argc, char **argv)
                        r->avg > 0 ? first / r->avg : 0.0, ms, bs,
                        o.check ? (r->validated ? "ok" : "FAIL") : "-", model);
                 fflush(stdout);
-                if (!o.quiet && MPI_Wtime() - start > 3.0) {
+                if (!o.quiet && isatty(2) && MPI_Wtime() - start > 3.0) { /* not into a file shared with stdout */
                     fprintf(stderr, "agx-bench: %d/%d done (%lld B, %s), %.0f s", nrec, total, b,
                             r->alg, MPI_Wtime() - start);
                     progress = 1;
@@ -553,9 +563,9 @@ done:
         if (progress)
             fprintf(stderr, "\n");
         if (o.csv)
-            write_csv(o.csv, &o, recs, nrec);
+            failed |= write_csv(o.csv, &o, recs, nrec);
         if (o.json)
-            write_json(o.json, &o, recs, nrec);
+            failed |= write_json(o.json, &o, recs, nrec);
     }
     free(recs);
     free(g_labels);

@@ -73,7 +73,7 @@ static int parse(int argc, char **argv, a2a_opts *o)
     static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
                                        {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
                                        {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
-    char *items[64], *end;
+    char *items[64], err[256];
     int c, n;
     *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}};
     /* optind = 0: a full reset of getopt's state (SMPI runs every rank in one process);
@@ -89,11 +89,12 @@ static int parse(int argc, char **argv, a2a_opts *o)
                 return fprintf(stderr, "agx-bench: unknown pattern '%s'\n", optarg), -1;
             break;
         case 'R': case 'S': case 'T': case 'i': case 'x': {
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < (c == 'x' ? 0 : 1) || v > 1 << 30)
-                return fprintf(stderr, "agx-bench: -%c %s: expected a positive integer\n", c, optarg), -1;
-            *(c == 'R' ? &o->nrecv : c == 'S' ? &o->nsend : c == 'T' ? &o->stride : c == 'i' ? &o->iters
-                                                                                   : &o->warmup) = (int)v;
+            int *v = c == 'R' ? &o->nrecv : c == 'S' ? &o->nsend : c == 'T' ? &o->stride : c == 'i' ? &o->iters
+                                                                                        : &o->warmup;
+            const char *flag = c == 'R' ? "--receivers" : c == 'S' ? "--senders" : c == 'T' ? "--stride"
+                             : c == 'i' ? "-i" : "-x";
+            if (bench_int(flag, optarg, c == 'x' ? 0 : 1, 1 << 30, v, err, sizeof err))
+                return fprintf(stderr, "agx-bench: %s\n", err), -1;
             break;
         }
         case 'B':

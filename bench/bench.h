@@ -3,11 +3,24 @@
 #define AGX_BENCH_H
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "agx.h"
 
 /* "64K", "1M", "2G", "100" -> bytes (or elements); -1 when malformed. */
 long long parse_size(const char *s);
+/* Option values, strictly: the whole string an integer in [lo, hi]; a size range MIN:MAX
+ * (or MAX) of parse_size sizes with 0 <= MIN <= MAX <= hi. 0, or -1 with a message naming
+ * the flag in err. */
+int bench_int(const char *flag, const char *v, long long lo, long long hi, int *out, char *err, size_t errlen);
+int bench_range(const char *flag, const char *v, long long hi, long long *min, long long *max, char *err,
+                size_t errlen);
+/* Close an output file; 1 (after a message) when anything written to it was lost. */
+int bench_close(FILE *f, const char *path);
+/* Collective: rank 0 checks it can write the --csv / --json paths (NULL: none) before a
+ * run; 1 on every rank (after one message) when it cannot. */
+int bench_outputs_writable(const char *csv, const char *json);
 /* Split a comma-separated list into at most max new strings (free each); the count, or -1
  * when the list has more than max items. */
 int bench_split(const char *list, char **out, int max);

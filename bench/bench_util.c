@@ -1,7 +1,9 @@
 /* Small helpers shared by agx-bench's modes: sizes and comma-separated lists. */
 #include "bench.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +20,32 @@ long long parse_size(const char *s)
     else if (*end == 'g' || *end == 'G')
         v *= 1024.0 * 1024 * 1024, end++;
     return *end ? -1 : (long long)v;
+}
+
+int bench_int(const char *flag, const char *v, long long lo, long long hi, int *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi)
+        return snprintf(err, errlen, "%s %s: expected an integer in [%lld, %lld]", flag, v, lo, hi), -1;
+    *out = (int)x;
+    return 0;
+}
+
+int bench_range(const char *flag, const char *v, long long hi, long long *min, long long *max, char *err,
+                size_t errlen)
+{
+    const char *colon = strchr(v, ':');
+    char lo[64];
+    snprintf(lo, sizeof lo, "%.*s", colon ? (int)(colon - v) : 0, v);
+    long long b = parse_size(colon ? colon + 1 : v), a = colon ? parse_size(lo) : *min < b ? *min : b;
+    if (a < 0 || b < 0 || a > b || b > hi)
+        return snprintf(err, errlen, "%s %s: expected MIN:MAX or MAX, sizes with K, M or G, 0 <= MIN <= MAX <= %lld",
+                        flag, v, hi), -1;
+    *min = a;
+    *max = b;
+    return 0;
 }
 
 int bench_split(const char *list, char **out, int max)
@@ -49,4 +77,33 @@ void bench_summary(double *t, int n, double out[5])
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     out[0] = sum / n * 1e6, out[1] = t[0] * 1e6, out[2] = t[n - 1] * 1e6;
     out[3] = t[(n - 1) / 2] * 1e6, out[4] = t[(int)ceil(0.99 * n) - 1] * 1e6;
+}
+
+int bench_close(FILE *f, const char *path)
+{
+    int bad = ferror(f);
+    if (fclose(f) || bad) {
+        fprintf(stderr, "agx-bench: could not write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+int bench_outputs_writable(const char *csv, const char *json)
+{
+    int rank, bad = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        for (int k = 0; k < 2; k++) {
+            const char *path = k ? json : csv;
+            FILE *f = path ? fopen(path, "a") : NULL; /* "a": an existing file keeps its data until the end */
+            if (path && !f) {
+                fprintf(stderr, "agx-bench: cannot write %s: %s\n", path, strerror(errno));
+                bad = 1;
+            }
+            if (f)
+                fclose(f);
+        }
+    MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return bad;
 }
