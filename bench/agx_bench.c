@@ -126,23 +126,14 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
                 return -1;
             *(c == 'f' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
             break;
-        case 'D':
-            if (strcmp(optarg, "uniform") && strcmp(optarg, "linear"))
-                return snprintf(err, errlen, "--dist %s: uniform or linear", optarg), -1;
-            o->dist_linear = !strcmp(optarg, "linear");
+        case 'D': case 'K': /* --dist uniform|linear, --comm inter|color: 0 or 1 */
+            if (bench_choice(c == 'D' ? "--dist" : "--comm", optarg, c == 'D' ? "uniform" : "inter",
+                             c == 'D' ? "linear" : "color", c == 'D' ? &o->dist_linear : &o->color_split, err, errlen))
+                return -1;
             break;
-        case 'G': {
-            int nr, ns;
-            char tail;
-            if (sscanf(optarg, "%dx%d%c", &nr, &ns, &tail) != 2 || nr < 1 || ns < 1)
-                return snprintf(err, errlen, "--regions %s: expected NxM (N regions of M ranks)", optarg), -1;
-            o->region_size = ns;
-            break;
-        }
-        case 'K':
-            if (strcmp(optarg, "inter") && strcmp(optarg, "color"))
-                return snprintf(err, errlen, "--comm %s: inter or color", optarg), -1;
-            o->color_split = !strcmp(optarg, "color");
+        case 'G':
+            if (bench_regions(optarg, &o->region_size, err, errlen))
+                return -1;
             break;
         case 'c': o->check = 1; break;
         case 'q': o->quiet = 1; break;

@@ -114,13 +114,10 @@ static int parse(int argc, char **argv, a2a_opts *o)
             if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) < 0)
                 return -1;
             break;
-        case 'G': {
-            int nr, ns;
-            if (sscanf(optarg, "%dx%d", &nr, &ns) != 2 || nr < 1 || ns < 1)
-                return fprintf(stderr, "agx-bench: --regions %s: expected NxM\n", optarg), -1;
-            o->region_size = ns;
+        case 'G':
+            if (bench_regions(optarg, &o->region_size, err, sizeof err))
+                return fprintf(stderr, "agx-bench: %s\n", err), -1;
             break;
-        }
         case 'c': o->check = 1; break;
         case 'q': o->quiet = 1; break;
         case 'C': o->csv = optarg; break;

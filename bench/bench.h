@@ -16,6 +16,10 @@ long long parse_size(const char *s);
 int bench_int(const char *flag, const char *v, long long lo, long long hi, int *out, char *err, size_t errlen);
 int bench_range(const char *flag, const char *v, long long hi, long long *min, long long *max, char *err,
                 size_t errlen);
+/* v is `zero` (0) or `one` (1); --regions NxM: M. 0, or -1 with a message in err. */
+int bench_choice(const char *flag, const char *v, const char *zero, const char *one, int *out, char *err,
+                 size_t errlen);
+int bench_regions(const char *v, int *size, char *err, size_t errlen);
 /* Close an output file; 1 (after a message) when anything written to it was lost. */
 int bench_close(FILE *f, const char *path);
 /* Collective: rank 0 checks it can write the --csv / --json paths (NULL: none) before a

@@ -48,6 +48,25 @@ int bench_range(const char *flag, const char *v, long long hi, long long *min, l
     return 0;
 }
 
+int bench_choice(const char *flag, const char *v, const char *zero, const char *one, int *out, char *err,
+                 size_t errlen)
+{
+    if (strcmp(v, zero) && strcmp(v, one))
+        return snprintf(err, errlen, "%s %s: %s or %s", flag, v, zero, one), -1;
+    *out = !strcmp(v, one);
+    return 0;
+}
+
+int bench_regions(const char *v, int *size, char *err, size_t errlen)
+{
+    int nr, ns;
+    char tail;
+    if (sscanf(v, "%dx%d%c", &nr, &ns, &tail) != 2 || nr < 1 || ns < 1)
+        return snprintf(err, errlen, "--regions %s: expected NxM (N regions of M ranks)", v), -1;
+    *size = ns;
+    return 0;
+}
+
 int bench_split(const char *list, char **out, int max)
 {
     char *dup = strdup(list), *save = NULL;
