@@ -70,9 +70,8 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
     char *seg = m->base, *res = seg + (size_t)L * slot;
     const char *in = g->sendbuf == MPI_IN_PLACE ? g->recvbuf : g->sendbuf;
     memcpy(seg + (size_t)j * slot, in, span);
-    if ((rc = agx_shm_sync(m)) != MPI_SUCCESS)
-        return rc;
-    if (j < nl) {
+    rc = agx_shm_sync(m);
+    if (rc == MPI_SUCCESS && j < nl) {
         long long lo = n * j / nl, hi = n * (j + 1) / nl;
         size_t off = (size_t)(lo * extent);
         int cnt = (int)(hi - lo);
@@ -84,7 +83,7 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
         if (rc == MPI_SUCCESS)
             rc = lane_allreduce(a, m, res + off, cnt);
     }
-    int rc2 = agx_shm_sync(m); /* every rank reaches it: no rank is left waiting */
+    int rc2 = agx_shm_sync(m); /* every rank reaches it, whatever failed: no rank is left waiting */
     if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS)
         memcpy(g->recvbuf, res, span);
     return rc;
