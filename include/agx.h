@@ -94,6 +94,30 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                               void *recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, int color);
 
+/* ---- zero-copy Allgather(V) (SharedNotify Sec. II) ------------------------------------
+ * agx_allgatherv_shared: MPI_Allgatherv without the receive buffer. *result points at the
+ * result, read-only and laid out as a receive buffer of recvtype would be (block i:
+ * recvcounts[i] elements at result + displs[i] * extent), until agx_shared_release(h).
+ * Where the shm_notify algorithm runs (more than one node, nodes whose ranks share memory,
+ * RMA between them) the result is the node's shared segment itself: every process of a
+ * node reads the same memory and no final copy is made. Elsewhere agx's choice for
+ * agx_allgatherv runs into a private buffer the handle owns. recvtype must be contiguous
+ * (no holes, lower bound 0; else MPI_ERR_TYPE), displs non-negative, MPI_IN_PLACE is an
+ * error. The segment is cached per communicator, grown when a call needs more: the first
+ * call pays its set-up (collective window creation), later calls reuse it. Release the
+ * result before the next agx_allgatherv_shared or shm_notify call on comm and before
+ * freeing comm: a call that finds this process's result still held overwrites it and
+ * returns MPI_ERR_OTHER on this process (the call itself completes everywhere).
+ * Collective over comm; agx_shared_release is local. */
+typedef struct {
+    void *buf;  /* private result (fallback), freed by agx_shared_release */
+    void *seg;  /* the node-shared segment holding the result */
+} agx_shared_handle;
+int agx_allgatherv_shared(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                          MPI_Comm comm, const void **result, agx_shared_handle *h);
+int agx_shared_release(agx_shared_handle *h);
+
 /* ---- algorithm choice -----------------------------------------------------------------
  * Precedence for each call on a communicator:
  *   1. agx_comm_set_algorithm(comm, op, name)  (per communicator),

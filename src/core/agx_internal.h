@@ -68,6 +68,8 @@ typedef struct {
     MPI_Datatype recvtype;
     agx_blocks blk;       /* the receive layout */
     agx_ig_io *io;        /* intergroup calls: the byte view (NULL for raw algorithms) */
+    const void **shared;  /* agx_allgatherv_shared: where shm_notify leaves the result
+                           * (recvbuf unused), NULL otherwise */
 } agx_ag_args;
 
 /* alltoallv, as the user gave it, and its two layouts (block j of the send layout goes to
@@ -226,7 +228,8 @@ struct agx_ctx {
     struct agx_pat *pat;       /* the PAT session on this communicator (src/pat) */
     agx_a2a_pattern *a2a;      /* alltoallv: the pattern of the last call, verified */
     unsigned long long a2a_hash; /* this rank's side of that call (its pair sizes) */
-    struct agx_shm *shm;       /* node-shared segment (src/core/shm.c), NULL until used */
+    struct agx_shm *shm[2];    /* node-shared segments (src/core/shm.c), by AGX_SHM_*, NULL
+                                * until used */
     void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
     size_t scratch_size[2];    /* calls (the same sizes on every rank) */
     struct agx_ctx *prev, *next;
@@ -247,11 +250,21 @@ typedef struct agx_shm {
     char *base;
     size_t size;
     int usable;                /* every region shares memory (agreed) */
+    /* the notified layer (src/core/notify.c) */
+    MPI_Win iwin;              /* the segment exposed to every rank of the communicator
+                                * (MPI_Win_create), MPI_WIN_NULL until needed */
+    int fresh;                 /* the segment is new (zeroed, no call used it yet) */
+    int seq;                   /* calls run on this segment's notifications */
+    int held;                  /* agx_allgatherv_shared results not yet released */
+    const char *why;           /* why the notified layer cannot run (NULL: it can) */
 } agx_shm;
-/* The communicator's segment of at least `bytes` bytes in *out, or *out = NULL when its
- * regions do not share memory (the same answer on every rank). Collective the first time
- * and when it grows; failures are agreed. */
-int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn);
+/* Segments are per use: calls of different operations interleave on a communicator, and
+ * the notified layer's remote writes must not land in another operation's segment. */
+enum { AGX_SHM_REDUCE = 0, AGX_SHM_NOTIFY = 1 };
+/* The communicator's segment `which` of at least `bytes` bytes (zeroed when new) in
+ * *out, or *out = NULL when its regions do not share memory (the same answer on every
+ * rank). Collective the first time and when it grows; failures are agreed. */
+int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx_shm **out, const char *fn);
 /* Every store before it, on any rank of the region, is visible to loads after it. */
 int agx_shm_sync(const agx_shm *m);
 void agx_shm_free(agx_shm *m);
@@ -413,6 +426,8 @@ int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, voi
                 long long rn);
 
 /* ---- the entry points' shared checks (src/core/api.c) ------------------------------------ */
+/* An intra allgather(v) call up to its choice: context, local checks, receive layout. */
+int agx_ag_prepare_intra(agx_args *a, const char *fn);
 /* The communicator (MPI_COMM_NULL, inter-communicator where an intra one is needed); sets
  * a->inter, a->kind, a->table. */
 int agx_check_comm(agx_args *a, const char *fn);

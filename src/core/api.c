@@ -96,7 +96,7 @@ static int layout(agx_args *a, const char *fn)
         elems += agx_blk_count(b, i);
     }
     a->msg_bytes = elems * b->type_size;
-    int rc = agx_check_buffer(g->recvbuf, elems, g->recvtype, "recvbuf");
+    int rc = g->shared ? MPI_SUCCESS : agx_check_buffer(g->recvbuf, elems, g->recvtype, "recvbuf");
     if (rc != MPI_SUCCESS)
         return rc;
     if (g->sendbuf != MPI_IN_PLACE && !a->inter) {
@@ -109,6 +109,14 @@ static int layout(agx_args *a, const char *fn)
                              "holds %lld", fn, a->rank, sbytes, rbytes);
     }
     return MPI_SUCCESS;
+}
+
+int agx_ag_prepare_intra(agx_args *a, const char *fn)
+{
+    int rc;
+    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS || (rc = check_args(a, -1, fn)) != MPI_SUCCESS)
+        return rc;
+    return layout(a, fn);
 }
 
 int agx_call_begin(agx_args *a, const char *fn)

@@ -30,6 +30,7 @@ static void ctx_free(agx_ctx *ctx)
     if (ctx->next)
         ctx->next->prev = ctx->prev;
     pthread_mutex_unlock(&lock);
+    agx_shm_free(ctx->shm[0]), agx_shm_free(ctx->shm[1]); /* their windows first */
     if (ctx->pcomm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->pcomm);
     for (int op = 0; op < AGX_OP_LAST; op++)
@@ -41,7 +42,6 @@ static void ctx_free(agx_ctx *ctx)
     agx_cache_free(ctx);
     agx_ctx_free_locality(ctx);
     agx_ig_free(ctx->ig);
-    agx_shm_free(ctx->shm);
     free(ctx->scratch[0]), free(ctx->scratch[1]);
     free(ctx);
 }

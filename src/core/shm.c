@@ -18,6 +18,7 @@
  * rank made before its agx_shm_sync is visible to every load another rank of the region
  * makes after its own.
  *
+ * A new segment is zeroed by its allocator before the agreement that ends the growth.
  * Growing depends only on the bytes asked for, which every caller derives from the call's
  * arguments (the same on every rank), so every region grows at the same call; the
  * allocation's outcome is agreed over the whole communicator. SimGrid SMPI has no shared
@@ -26,9 +27,15 @@
 #include "agx_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void drop_window(agx_shm *m)
 {
+    if (m->iwin != MPI_WIN_NULL) { /* it exposes the segment: freed first */
+        MPI_Win_unlock_all(m->iwin);
+        MPI_Win_free(&m->iwin);
+    }
+    m->iwin = MPI_WIN_NULL;
     if (m->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(m->win);
         MPI_Win_free(&m->win);
@@ -94,6 +101,8 @@ static int shm_grow(agx_ctx *ctx, agx_shm *m, size_t bytes, const char *fn)
         rc = MPI_Win_shared_query(m->win, 0, &size, &disp, &m->base);
         if (rc == MPI_SUCCESS && (size_t)size < bytes)
             rc = agx_error(MPI_ERR_NO_MEM, "%s: shared segment of %ld bytes, %zu asked", fn, (long)size, bytes);
+        if (rc == MPI_SUCCESS && lrank == 0)
+            memset(m->base, 0, bytes); /* before the agreement below: no rank uses it earlier */
         if (rc == MPI_SUCCESS)
             rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
         if (rc != MPI_SUCCESS) {
@@ -110,14 +119,15 @@ static int shm_grow(agx_ctx *ctx, agx_shm *m, size_t bytes, const char *fn)
         return rc;
     }
     m->size = bytes;
+    m->fresh = 1;
     return MPI_SUCCESS;
 }
 
-int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn)
+int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx_shm **out, const char *fn)
 {
     int rc;
     *out = NULL;
-    if (!ctx->shm) {
+    if (!ctx->shm[which]) {
         agx_shm *m = calloc(1, sizeof *m);
         int mine = m ? MPI_SUCCESS : agx_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
         if ((rc = agx_agree(ctx->pcomm, ctx->rank, mine, NULL, 0, fn, "ran out of memory")) != MPI_SUCCESS) {
@@ -125,19 +135,20 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out,
             return rc;
         }
         m->node = m->lane = MPI_COMM_NULL;
-        m->win = MPI_WIN_NULL;
-        ctx->shm = m;
+        m->win = m->iwin = MPI_WIN_NULL;
+        ctx->shm[which] = m;
         if ((rc = shm_setup(ctx, R, m, fn)) != MPI_SUCCESS) {
             agx_shm_free(m);
-            ctx->shm = NULL;
+            ctx->shm[which] = NULL;
             return rc;
         }
     }
-    if (!ctx->shm->usable)
+    agx_shm *m = ctx->shm[which];
+    if (!m->usable)
         return MPI_SUCCESS;
-    if (bytes > ctx->shm->size && (rc = shm_grow(ctx, ctx->shm, bytes, fn)) != MPI_SUCCESS)
+    if (bytes > m->size && (rc = shm_grow(ctx, m, bytes, fn)) != MPI_SUCCESS)
         return rc;
-    *out = ctx->shm;
+    *out = m;
     return MPI_SUCCESS;
 }
 

@@ -22,6 +22,8 @@ int agx_allgather_intra_gather_bcast(const agx_args *a);
 int agx_allgather_intra_loc_bruck(const agx_args *a);
 int agx_allgather_intra_hierarchical(const agx_args *a);
 int agx_allgather_intra_multileader(const agx_args *a);
+int agx_allgather_intra_shm_notify(const agx_args *a);
+const char *agx_shm_notify_violation(const agx_args *a, int *told);
 int agx_allgather_intra_bdr(const agx_args *a);
 int agx_allgather_intra_bslb(const agx_args *a);
 int agx_allgather_inter_native(const agx_args *a);
@@ -72,6 +74,11 @@ static const agx_alg intra[] = {
      .cost = "ceil(log2 r) alpha + (r-1)/r (b/nl) beta + local gather, allgather and bcast",
      .cite = "Kandalla09; Bienz Sec. 5",
      .params = {{"leaders", "AGX_LEADERS", "leaders per region", 2, 1, 1 << 20}}},
+    {.name = "shm_notify", .fn = agx_allgather_intra_shm_notify, .ops = AG | AGV,
+     .desc = "notified one-sided writes into node-shared windows, pipelined ring of nodes",
+     .cost = "about (r-1 + n_node/(L B)) (alpha + B beta), a node's link carries n - n_next; 2 node barriers",
+     .cite = "SharedNotify Alg. 1, Eq. 1-4", .check = agx_shm_notify_violation,
+     .params = {{"block", "AGX_SHM_BLOCK", "largest data block, bytes", 65536, 64, 1 << 30}}},
     {.name = "bdr", .fn = agx_allgather_intra_bdr, .ops = AG,
      .desc = "PAP-aware background disseminated ring (agx_pat_init)",
      .cost = "as ring; up to min(p-1, omega/tau) blocks move before the last arrival",

@@ -59,7 +59,7 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
         return rc;
     size_t span = (size_t)(textent + (MPI_Aint)(g->count - 1) * extent), slot = (span + 63) & ~(size_t)63;
     int L = R->size[R->region_of[a->rank]], j = R->local[a->rank];
-    if ((rc = agx_ctx_shm(a->ctx, R, slot * (size_t)(R->max_size + 1), &m, "agx_allreduce")) != MPI_SUCCESS)
+    if ((rc = agx_ctx_shm(a->ctx, R, AGX_SHM_REDUCE, slot * (size_t)(R->max_size + 1), &m, "agx_allreduce")) != MPI_SUCCESS)
         return rc;
     if (!m)
         return agx_allreduce_intra_dissemination_node(a);

@@ -1,0 +1,213 @@
+/*
+ * shm_notify: Allgather(V) through notified one-sided writes into node-shared windows
+ * (SharedNotify Sec. II-A, Algorithm 1), on MPI-3 RMA (src/core/notify.c).
+ *
+ * Steps (Algorithm 1's line numbers):
+ *  1-3. the node's segment: notifications, then the result laid out like the receive
+ *       buffer (contiguous receive type) or packed in rank order (other types);
+ *  4, 7, 9. blocks of at most AGX_SHM_BLOCK bytes numbered continuously across the nodes,
+ *       and each node's blocks split evenly over its processes (Eq. 3-4, Listing 1, 3:
+ *       src/patterns/shm_blocks.c);
+ *  5-6. local allgatherv: each process stores its contribution into the segment; node
+ *       barrier;
+ *  8. (agx) wait until the next node has released the last call's result;
+ *  10-12. each process write_notifies its share of the node's blocks to the process with
+ *       its local rank (modulo the next node's size) on the next node of the ring (Eq. 1);
+ *  13-19. every process of the node polls the node's shared notifications, and whichever
+ *       claims an arrived block forwards it to its own target on the next node, unless
+ *       that node is where the block came from, until every block of the other nodes is
+ *       in the segment;
+ *  then the copy into recvbuf that MPI's signature needs (the paper avoids it; the
+ *  zero-copy entry agx_allgatherv_shared does too).
+ * Cost: every block crosses r - 1 links, one write_notify (a put, a flush, an accumulate)
+ * per hop; a node's link carries every byte except its successor's; with blocks of B
+ * bytes the ring is pipelined: about (r - 1 + n_node / (L B)) (alpha + B beta) for n_node
+ * bytes per node and L processes per node; 2 node barriers. Messages: (r - 1) per block,
+ * all non-local (counted under AGX_STATS: a write_notify as one message of its block).
+ * Needs more than one region and regions whose ranks share memory with RMA between them
+ * (agx_shm_notify_violation); otherwise the default rule runs.
+ */
+#include "agx_internal.h"
+#include "notify.h"
+#include "shm_blocks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *agx_shm_notify_violation(const agx_args *a, int *told)
+{
+    const agx_regions *R;
+    agx_shm *m;
+    (void)told;
+    if (agx_ctx_regions(a->ctx, &R) != MPI_SUCCESS)
+        return "the regions could not be determined";
+    if (R->r < 2)
+        return "one node: no notified writes between nodes";
+    if (agx_ntf_get(a->ctx, R, 0, &m, "agx_allgather") != MPI_SUCCESS)
+        return "the node-shared segment could not be set up";
+    return m ? NULL : a->ctx->shm[AGX_SHM_NOTIFY]->why;
+}
+
+/* Where block i lives in the segment's data: the receive layout when the receive type's
+ * bytes are contiguous (dense), else packed in rank order. */
+typedef struct {
+    long long *len, *off;
+    int dense;
+    size_t span;
+} layout;
+
+static int make_layout(const agx_args *a, layout *l)
+{
+    const agx_blocks *b = &a->u.ag.blk;
+    MPI_Aint tlb, text;
+    MPI_Type_get_true_extent(b->type, &tlb, &text);
+    l->len = malloc(sizeof(long long) * 2 * (size_t)a->p);
+    if (!l->len)
+        return agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
+    l->off = l->len + a->p;
+    l->dense = tlb == 0 && text == b->extent && b->type_size == b->extent;
+    for (int i = 0; i < a->p && l->dense; i++)
+        l->dense = agx_blk_displ(b, i) >= 0;
+    long long packed = 0, end = 0;
+    for (int i = 0; i < a->p; i++) {
+        l->len[i] = (long long)agx_blk_count(b, i) * b->type_size;
+        l->off[i] = l->dense ? (long long)agx_blk_displ(b, i) * b->extent : packed;
+        packed += l->len[i];
+        if (l->len[i] && l->off[i] + l->len[i] > end)
+            end = l->off[i] + l->len[i];
+    }
+    l->span = (size_t)end;
+    return MPI_SUCCESS;
+}
+
+/* Lines 10-12 and 13-19: the ring of nodes. */
+static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_snb *s, const layout *l,
+                size_t doff)
+{
+    int me = a->rank, k = R->region_of[me], j = R->local[me], k1 = (k + 1) % R->r;
+    int target = R->members[R->start[k1] + j % R->size[k1]], rc = MPI_SUCCESS, rank;
+    long long first, n = agx_snb_work(s, R, k, j, &first), off, bytes;
+    const int *node_of = agx_stats_enabled() ? R->region_of : NULL;
+    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++) {
+        agx_snb_locate(s, id, &rank, &off, &bytes);
+        size_t at = doff + (size_t)(l->off[rank] + off);
+        rc = agx_ntf_put(m, target, at, m->base + at, (size_t)bytes);
+        if (node_of)
+            agx_stats_count_map(node_of, me, target, bytes);
+    }
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = agx_ntf_flush(m, target);
+    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++)
+        rc = agx_ntf_notify(m, R, k1, id);
+    int ld1 = R->members[R->start[k1]];
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = agx_ntf_flush(m, ld1);
+    /* the blocks of the other nodes, until each has arrived */
+    long long np = s->total - (s->node_first[k + 1] - s->node_first[k]), *pend = NULL;
+    if (np > 0 && !(pend = malloc(sizeof *pend * (size_t)np)))
+        return agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
+    for (long long id = 0, i = 0; id < s->total; id++)
+        if (id < s->node_first[k] || id >= s->node_first[k + 1])
+            pend[i++] = id;
+    while (np > 0 && rc == MPI_SUCCESS) {
+        int moved = 0;
+        rc = MPI_Win_sync(m->iwin);
+        for (long long i = 0; i < np && rc == MPI_SUCCESS;) {
+            long long id = pend[i];
+            int v = agx_ntf_slot(m, id), won = 0;
+            if (v != m->seq && v != -m->seq) {
+                i++;
+                continue;
+            }
+            if (v == m->seq && (rc = agx_ntf_claim(m, R, me, id, &won)) == MPI_SUCCESS && won &&
+                agx_snb_region(s, id) != k1) { /* forward (line 17) */
+                agx_snb_locate(s, id, &rank, &off, &bytes);
+                size_t at = doff + (size_t)(l->off[rank] + off);
+                rc = agx_ntf_put(m, target, at, m->base + at, (size_t)bytes);
+                if (rc == MPI_SUCCESS)
+                    rc = agx_ntf_flush(m, target);
+                if (rc == MPI_SUCCESS)
+                    rc = agx_ntf_notify(m, R, k1, id);
+                if (rc == MPI_SUCCESS)
+                    rc = agx_ntf_flush(m, ld1);
+                if (node_of)
+                    agx_stats_count_map(node_of, me, target, bytes);
+            }
+            pend[i] = pend[--np];
+            moved = 1;
+        }
+        if (!moved && np > 0)
+            agx_ntf_idle(m);
+    }
+    free(pend);
+    return rc;
+}
+
+/* The copy out of the segment into recvbuf (every block but an in-place own one). */
+static int copy_out(const agx_args *a, const layout *l, const char *data)
+{
+    const agx_ag_args *g = &a->u.ag;
+    const agx_blocks *b = &g->blk;
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < a->p && rc == MPI_SUCCESS; i++) {
+        if (!l->len[i] || (i == a->rank && g->sendbuf == MPI_IN_PLACE))
+            continue;
+        char *dst = b->buf + agx_blk_displ(b, i) * b->extent;
+        if (l->dense)
+            memcpy(dst, data + l->off[i], (size_t)l->len[i]);
+        else
+            rc = agx_pack(dst, agx_blk_count(b, i), b->type, (char *)data + l->off[i], 1);
+    }
+    return rc;
+}
+
+int agx_allgather_intra_shm_notify(const agx_args *a)
+{
+    const agx_ag_args *g = &a->u.ag;
+    const agx_blocks *b = &g->blk;
+    const agx_regions *R;
+    agx_shm *m = NULL;
+    agx_snb s = {0};
+    layout l = {0};
+    int B, rc;
+    if ((rc = agx_alg_param(a, "block", &B)) != MPI_SUCCESS || (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS ||
+        (rc = make_layout(a, &l)) != MPI_SUCCESS)
+        goto out;
+    if (agx_snb_init(&s, R, l.len, B)) {
+        rc = agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
+        goto out;
+    }
+    size_t doff = agx_ntf_data_offset(s.total);
+    if ((rc = agx_ntf_get(a->ctx, R, doff + l.span, &m, "agx_allgather")) != MPI_SUCCESS)
+        goto out;
+    if (!m) { /* agx_shm_notify_violation let it run: cannot happen */
+        rc = agx_error(MPI_ERR_INTERN, "agx_allgather (shm_notify): no notified segment");
+        goto out;
+    }
+    int held = m->held;
+    m->held = 0;
+    char *data = m->base + doff;
+    const void *src = g->sendbuf == MPI_IN_PLACE ? b->buf + agx_blk_displ(b, a->rank) * b->extent : g->sendbuf;
+    MPI_Datatype st = g->sendbuf == MPI_IN_PLACE ? b->type : g->sendtype;
+    MPI_Aint sc = g->sendbuf == MPI_IN_PLACE ? agx_blk_count(b, a->rank) : g->sendcount;
+    if ((rc = agx_ntf_open(m, R, a->rank)) == MPI_SUCCESS && l.len[a->rank] > 0)
+        rc = agx_pack((void *)src, sc, st, data + l.off[a->rank], 0); /* line 5 */
+    int rc2 = agx_ntf_local_sync(m); /* line 6: reached whatever failed, no local rank waits */
+    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && (rc = agx_ntf_wait_ready(m, R, a->rank)) == MPI_SUCCESS)
+        rc = ring(a, R, m, &s, &l, doff);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_sync(m->iwin);
+    if (rc == MPI_SUCCESS && g->shared) {
+        *g->shared = data;
+        m->held = 1;
+    } else if (rc == MPI_SUCCESS) {
+        rc = copy_out(a, &l, data);
+    }
+    if (rc == MPI_SUCCESS && held)
+        rc = agx_error(MPI_ERR_OTHER, "agx_allgatherv_shared: the previous result on this communicator was not "
+                       "released (agx_shared_release) before this call; it was overwritten");
+out:
+    agx_snb_free(&s);
+    free(l.len);
+    return rc;
+}

@@ -1,0 +1,194 @@
+/*
+ * Notified one-sided writes into node-shared windows: SharedNotify's GASPI mechanism
+ * (Sec. I-II: segments, gaspi_write_notify, gaspi_notify_waitsome, shared notifications)
+ * on MPI-3 RMA. docs/algorithms.md maps each GASPI primitive step by step.
+ *
+ * The segment (GASPI's segment bound to a shared window, Table I's "shared segment") is
+ * the communicator's AGX_SHM_NOTIFY node-shared segment (src/core/shm.c), zeroed when
+ * allocated. It is also exposed to every rank of the communicator through a second window,
+ * `iwin` (MPI_Win_create over the private communicator, every local rank exposing the
+ * same memory: gaspi_segment_register to the remote writers), held in a lock_all epoch
+ * from creation to free. Layout:
+ *   [0, 4)                     the ready word (see below)
+ *   [AGX_NTF_HDR, +4 n)        the shared notification array: one int per block id
+ *   [agx_ntf_data_offset(n),)  the data (the call's result)
+ *
+ * write_notify(target, id) = MPI_Put of the data to the target rank, MPI_Win_flush(target)
+ * (the data is complete at the target), then MPI_Accumulate(seq, MPI_REPLACE) into slot
+ * id of the target node's notification array, at the node's first rank (its leader), and
+ * MPI_Win_flush. Every access to a notification goes through iwin at the leader, as
+ * accumulate-family operations of one datatype (MPI_INT) on one location, so they are
+ * atomic with respect to each other (MPI-3.1 Sec. 11.7.1): the remote accumulate, the
+ * local claim (MPI_Compare_and_swap seq -> -seq) and the ready word's MPI_Fetch_and_op.
+ * Polling reads a slot with a load after MPI_Win_sync(iwin) as a hint only: a stale
+ * value delays, and a claim decides. A process that sees seq or -seq in slot id knows
+ * the block's data is in its node's segment (the writer flushed it before notifying),
+ * and MPI_Win_sync orders its later loads after that observation.
+ *
+ * seq counts the calls on the segment (the same on every rank), so a slot holds the
+ * call that notified it and no slot is reset between calls. The ready word stops a fast
+ * node from writing call N+1's data into a node still reading call N's result: at the
+ * start of each call, after a node barrier (every local process is done with the last
+ * result), the leader accumulates the last seq into the previous node's ready word, and a
+ * process waits for its own node's ready word (written by the next node, the one it
+ * writes to) to reach the last seq before its first remote write. A new segment skips
+ * both: its growth was agreed over the whole communicator after every rank left the
+ * last call.
+ */
+#include "agx_internal.h"
+#include "notify.h"
+
+#include <sched.h>
+
+size_t agx_ntf_data_offset(long long nslots)
+{
+    return AGX_NTF_HDR + (((size_t)nslots * sizeof(int) + 63) & ~(size_t)63);
+}
+
+static int leader(const agx_regions *R, int k) { return R->members[R->start[k]]; }
+
+/* Poll without a message to wait for: let the MPI library progress (passive-target
+ * RMA may need the target to enter the library), then give the core away. */
+static void idle(const agx_shm *m)
+{
+    int flag;
+    MPI_Iprobe(MPI_ANY_SOURCE, 0, m->node, &flag, MPI_STATUS_IGNORE);
+    sched_yield();
+}
+
+int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn)
+{
+    agx_shm *m;
+    int rc;
+    *out = NULL;
+    if ((rc = agx_ctx_shm(ctx, R, AGX_SHM_NOTIFY, bytes, &m, fn)) != MPI_SUCCESS)
+        return rc;
+    if (!m) {
+        if (ctx->shm[AGX_SHM_NOTIFY])
+            ctx->shm[AGX_SHM_NOTIFY]->why = "the ranks of a node do not share memory";
+        return MPI_SUCCESS;
+    }
+    if (m->why)
+        return MPI_SUCCESS;
+    if (m->iwin == MPI_WIN_NULL) { /* collective: every rank lacks it at the same call */
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "same_disp_unit", "true");
+        rc = MPI_Win_create(m->base, (MPI_Aint)m->size, 1, info, ctx->pcomm, &m->iwin);
+        MPI_Info_free(&info);
+        if (rc == MPI_SUCCESS) {
+            MPI_Win_set_errhandler(m->iwin, MPI_ERRORS_RETURN);
+            if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->iwin)) != MPI_SUCCESS)
+                MPI_Win_free(&m->iwin);
+        }
+        if (rc != MPI_SUCCESS)
+            m->iwin = MPI_WIN_NULL;
+        long long broken = rc != MPI_SUCCESS;
+        if ((rc = agx_agree(ctx->pcomm, ctx->rank, MPI_SUCCESS, &broken, 1, fn, "")) != MPI_SUCCESS)
+            return rc;
+        if (broken) { /* an MPI without working RMA between the nodes: the caller falls back */
+            if (m->iwin != MPI_WIN_NULL) {
+                MPI_Win_unlock_all(m->iwin);
+                MPI_Win_free(&m->iwin);
+            }
+            m->iwin = MPI_WIN_NULL;
+            m->why = "the MPI library cannot create an RMA window across the nodes";
+            return MPI_SUCCESS;
+        }
+    }
+    *out = m;
+    return MPI_SUCCESS;
+}
+
+int agx_ntf_open(agx_shm *m, const agx_regions *R, int me)
+{
+    int rc = MPI_SUCCESS, k = R->region_of[me];
+    if (!m->fresh) {
+        rc = MPI_Win_sync(m->iwin);
+        if (rc == MPI_SUCCESS)
+            rc = PMPI_Barrier(m->node);
+        if (rc == MPI_SUCCESS && R->local[me] == 0) {
+            int v = m->seq, prev = leader(R, (k - 1 + R->r) % R->r);
+            rc = MPI_Accumulate(&v, 1, MPI_INT, prev, 0, 1, MPI_INT, MPI_REPLACE, m->iwin);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Win_flush(prev, m->iwin);
+        }
+    }
+    m->seq++; /* 2^31 - 1 calls per segment */
+    return rc;
+}
+
+int agx_ntf_local_sync(const agx_shm *m)
+{
+    int rc = MPI_Win_sync(m->win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_sync(m->iwin);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Barrier(m->node);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_sync(m->win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_sync(m->iwin);
+    return rc;
+}
+
+/* The last seq, as atomic reads of the ready word at the node's leader. */
+int agx_ntf_wait_ready(agx_shm *m, const agx_regions *R, int me)
+{
+    int rc = MPI_SUCCESS, want = m->seq - 1, v = 0, ld = leader(R, R->region_of[me]);
+    if (m->fresh) {
+        m->fresh = 0;
+        return MPI_SUCCESS;
+    }
+    for (;;) {
+        rc = MPI_Fetch_and_op(NULL, &v, MPI_INT, ld, 0, MPI_NO_OP, m->iwin);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Win_flush(ld, m->iwin);
+        if (rc != MPI_SUCCESS || v >= want)
+            return rc;
+        idle(m);
+    }
+}
+
+int agx_ntf_put(const agx_shm *m, int target, size_t disp, const char *src, size_t bytes)
+{
+    int rc = MPI_SUCCESS;
+    for (size_t done = 0; done < bytes && rc == MPI_SUCCESS;) {
+        size_t n = bytes - done < AGX_MAX_PIECE ? bytes - done : AGX_MAX_PIECE;
+        rc = MPI_Put(src + done, (int)n, MPI_BYTE, target, (MPI_Aint)(disp + done), (int)n, MPI_BYTE, m->iwin);
+        done += n;
+    }
+    return rc;
+}
+
+int agx_ntf_flush(const agx_shm *m, int target)
+{
+    return MPI_Win_flush(target, m->iwin);
+}
+
+int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id)
+{
+    int v = m->seq;
+    return MPI_Accumulate(&v, 1, MPI_INT, leader(R, k), (MPI_Aint)(AGX_NTF_HDR + id * (long long)sizeof(int)), 1,
+                          MPI_INT, MPI_REPLACE, m->iwin);
+}
+
+int agx_ntf_claim(const agx_shm *m, const agx_regions *R, int me, long long id, int *won)
+{
+    int want = m->seq, mine = -m->seq, old = 0, ld = leader(R, R->region_of[me]);
+    int rc = MPI_Compare_and_swap(&mine, &want, &old, MPI_INT, ld,
+                                  (MPI_Aint)(AGX_NTF_HDR + id * (long long)sizeof(int)), m->iwin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(ld, m->iwin);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_sync(m->iwin); /* the block's data is read after the claim */
+    *won = rc == MPI_SUCCESS && old == want;
+    return rc;
+}
+
+int agx_ntf_slot(const agx_shm *m, long long id)
+{
+    return ((volatile const int *)(m->base + AGX_NTF_HDR))[id];
+}
+
+void agx_ntf_idle(const agx_shm *m) { idle(m); }

@@ -1,0 +1,34 @@
+/* The notified one-sided layer (src/core/notify.c): SharedNotify's write_notify and
+ * shared notifications on MPI-3 RMA. A call runs: agx_ntf_get (the segment and its
+ * windows), agx_ntf_open, local stores into the data, agx_ntf_local_sync,
+ * agx_ntf_wait_ready, then puts / flushes / notifies and polls with claims. */
+#ifndef AGX_NOTIFY_H
+#define AGX_NOTIFY_H
+
+#include "agx_internal.h"
+
+#define AGX_NTF_HDR 64
+/* Where the data starts in a segment with nslots notifications. */
+size_t agx_ntf_data_offset(long long nslots);
+/* The notified segment of at least `bytes` bytes and its RMA window (collective when
+ * they are created or grow), or *out = NULL with ctx->shm[AGX_SHM_NOTIFY]->why set when
+ * the communicator cannot use it (the same on every rank). */
+int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn);
+/* Start a call: node barrier, ready word to the previous node, next seq. */
+int agx_ntf_open(agx_shm *m, const agx_regions *R, int me);
+/* Node barrier ordering the local stores before every local process's later loads. */
+int agx_ntf_local_sync(const agx_shm *m);
+/* Wait until the next node has released the last call's result. */
+int agx_ntf_wait_ready(agx_shm *m, const agx_regions *R, int me);
+/* MPI_Put of bytes to `target` at displacement disp of its node's segment. */
+int agx_ntf_put(const agx_shm *m, int target, size_t disp, const char *src, size_t bytes);
+int agx_ntf_flush(const agx_shm *m, int target);
+/* Publish block id in region k's notification array (not flushed). */
+int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id);
+/* Claim an arrived block of this node: *won = 1 for the one process whose claim took it. */
+int agx_ntf_claim(const agx_shm *m, const agx_regions *R, int me, long long id, int *won);
+/* Slot id of this node's array as a plain load (a hint; call MPI_Win_sync first). */
+int agx_ntf_slot(const agx_shm *m, long long id);
+void agx_ntf_idle(const agx_shm *m);
+
+#endif

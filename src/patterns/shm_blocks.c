@@ -1,0 +1,76 @@
+/*
+ * SharedNotify's block numbering and node-local load balance (Algorithm 1, lines 4-9;
+ * Listing 1, Listing 3, Eq. 3-4). agx computes every process's first id on every process
+ * from the counts (O(p), the work every allgatherv algorithm does to read them) where the
+ * paper spreads Listing 1 over a node's processes through a shared window: the ids are
+ * the same.
+ */
+#include "shm_blocks.h"
+
+#include <stdlib.h>
+
+int agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long long B)
+{
+    *s = (agx_snb){.p = R->p, .r = R->r, .B = B > 0 ? B : 1, .members = R->members, .len = len};
+    s->first = malloc(sizeof *s->first * (size_t)(R->p + 1));
+    s->node_first = malloc(sizeof *s->node_first * (size_t)(R->r + 1));
+    if (!s->first || !s->node_first) {
+        agx_snb_free(s);
+        return -1;
+    }
+    long long id = 0;
+    for (int k = 0; k < R->r; k++) {
+        s->node_first[k] = id;
+        for (int v = R->start[k]; v < R->start[k + 1]; v++) {
+            s->first[v] = id;
+            id += (len[R->members[v]] + s->B - 1) / s->B; /* Eq. 3 */
+        }
+    }
+    s->node_first[R->r] = s->first[R->p] = s->total = id;
+    return 0;
+}
+
+void agx_snb_free(agx_snb *s)
+{
+    free(s->first);
+    free(s->node_first);
+    s->first = s->node_first = NULL;
+}
+
+long long agx_snb_work(const agx_snb *s, const agx_regions *R, int k, int j, long long *first)
+{
+    long long T = s->node_first[k + 1] - s->node_first[k], L = R->size[k], off = 0;
+    for (int i = 0; i < j; i++) /* Listing 3, lines 7-10 */
+        off += (T + L - i - 1) / L;
+    *first = s->node_first[k] + off;
+    return (T + L - j - 1) / L; /* Eq. 4 */
+}
+
+/* The largest i < n with a[i] <= x (a non-decreasing, a[0] <= x): the process or
+ * region whose run of ids holds x, past any empty ones. */
+static int last_le(const long long *a, int n, long long x)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (a[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+void agx_snb_locate(const agx_snb *s, long long id, int *rank, long long *off, long long *bytes)
+{
+    int v = last_le(s->first, s->p, id);
+    long long b = id - s->first[v], n = s->len[s->members[v]];
+    *rank = s->members[v];
+    *off = b * s->B;
+    *bytes = n - *off < s->B ? n - *off : s->B;
+}
+
+int agx_snb_region(const agx_snb *s, long long id)
+{
+    return last_le(s->node_first, s->r, id);
+}
