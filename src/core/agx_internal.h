@@ -251,6 +251,7 @@ typedef struct agx_shm {
     size_t size;
     int usable;                /* every region shares memory (agreed) */
     /* the notified layer (src/core/notify.c) */
+    MPI_Comm all;              /* the communicator's private duplicate (not owned) */
     MPI_Win iwin;              /* the segment exposed to every rank of the communicator
                                 * (MPI_Win_create), MPI_WIN_NULL until needed */
     int fresh;                 /* the segment is new (zeroed, no call used it yet) */

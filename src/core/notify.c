@@ -16,14 +16,16 @@
  * write_notify(target, id) = MPI_Put of the data to the target rank, MPI_Win_flush(target)
  * (the data is complete at the target), then MPI_Accumulate(seq, MPI_REPLACE) into slot
  * id of the target node's notification array, at the node's first rank (its leader), and
- * MPI_Win_flush. Every access to a notification goes through iwin at the leader, as
- * accumulate-family operations of one datatype (MPI_INT) on one location, so they are
- * atomic with respect to each other (MPI-3.1 Sec. 11.7.1): the remote accumulate, the
- * local claim (MPI_Compare_and_swap seq -> -seq) and the ready word's MPI_Fetch_and_op.
- * Polling reads a slot with a load after MPI_Win_sync(iwin) as a hint only: a stale
- * value delays, and a claim decides. A process that sees seq or -seq in slot id knows
- * the block's data is in its node's segment (the writer flushed it before notifying),
- * and MPI_Win_sync orders its later loads after that observation.
+ * MPI_Win_flush. A slot gets exactly one remote write per call. The node's processes
+ * read it with atomic loads after MPI_Win_sync(iwin) (the unified model's polling idiom:
+ * a completed remote update becomes visible, and MPI_Win_sync orders the loads after it),
+ * and claim an arrived block with the processor's compare-and-swap (seq -> -seq) on the
+ * memory they share: the remote write precedes every claim of its call, and the next
+ * call's write waits for the ready word (below), so no claim races a remote write
+ * (MPI_Compare_and_swap at the leader through iwin would serve too, at a round trip to
+ * the leader per claim). A process that sees seq or -seq in slot id knows the
+ * block's data is in its node's segment (the writer flushed it before notifying), and
+ * MPI_Win_sync orders its later loads after that observation.
  *
  * seq counts the calls on the segment (the same on every rank), so a slot holds the
  * call that notified it and no slot is reset between calls. The ready word stops a fast
@@ -48,11 +50,12 @@ size_t agx_ntf_data_offset(long long nslots)
 static int leader(const agx_regions *R, int k) { return R->members[R->start[k]]; }
 
 /* Poll without a message to wait for: let the MPI library progress (passive-target
- * RMA may need the target to enter the library), then give the core away. */
+ * RMA may need the target to enter the library: MPICH over UCX does, and a probe on a
+ * communicator of this node only does not progress it), then give the core away. */
 static void idle(const agx_shm *m)
 {
     int flag;
-    MPI_Iprobe(MPI_ANY_SOURCE, 0, m->node, &flag, MPI_STATUS_IGNORE);
+    MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, MPI_STATUS_IGNORE); /* spans the nodes */
     sched_yield();
 }
 
@@ -132,22 +135,22 @@ int agx_ntf_local_sync(const agx_shm *m)
     return rc;
 }
 
-/* The last seq, as atomic reads of the ready word at the node's leader. */
+/* A notification word of this node's segment: a 4-byte aligned int in memory every local
+ * process maps. */
+static int *word(const agx_shm *m, size_t disp) { return (int *)(void *)(m->base + disp); }
+
+/* The last seq in this node's ready word (written by the next node's leader). */
 int agx_ntf_wait_ready(agx_shm *m, const agx_regions *R, int me)
 {
-    int rc = MPI_SUCCESS, want = m->seq - 1, v = 0, ld = leader(R, R->region_of[me]);
+    int rc = MPI_SUCCESS, want = m->seq - 1;
+    (void)R, (void)me;
     if (m->fresh) {
         m->fresh = 0;
         return MPI_SUCCESS;
     }
-    for (;;) {
-        rc = MPI_Fetch_and_op(NULL, &v, MPI_INT, ld, 0, MPI_NO_OP, m->iwin);
-        if (rc == MPI_SUCCESS)
-            rc = MPI_Win_flush(ld, m->iwin);
-        if (rc != MPI_SUCCESS || v >= want)
-            return rc;
+    while ((rc = MPI_Win_sync(m->iwin)) == MPI_SUCCESS && __atomic_load_n(word(m, 0), __ATOMIC_ACQUIRE) < want)
         idle(m);
-    }
+    return rc;
 }
 
 int agx_ntf_put(const agx_shm *m, int target, size_t disp, const char *src, size_t bytes)
@@ -168,27 +171,22 @@ int agx_ntf_flush(const agx_shm *m, int target)
 
 int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id)
 {
-    int v = m->seq;
-    return MPI_Accumulate(&v, 1, MPI_INT, leader(R, k), (MPI_Aint)(AGX_NTF_HDR + id * (long long)sizeof(int)), 1,
-                          MPI_INT, MPI_REPLACE, m->iwin);
+    /* the origin buffer must stay unchanged until the flush: m->seq does for the call */
+    return MPI_Accumulate(&m->seq, 1, MPI_INT, leader(R, k), (MPI_Aint)(AGX_NTF_HDR + id * (long long)sizeof(int)),
+                          1, MPI_INT, MPI_REPLACE, m->iwin);
 }
 
-int agx_ntf_claim(const agx_shm *m, const agx_regions *R, int me, long long id, int *won)
+int agx_ntf_claim(const agx_shm *m, long long id, int *won)
 {
-    int want = m->seq, mine = -m->seq, old = 0, ld = leader(R, R->region_of[me]);
-    int rc = MPI_Compare_and_swap(&mine, &want, &old, MPI_INT, ld,
-                                  (MPI_Aint)(AGX_NTF_HDR + id * (long long)sizeof(int)), m->iwin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_flush(ld, m->iwin);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync(m->iwin); /* the block's data is read after the claim */
-    *won = rc == MPI_SUCCESS && old == want;
-    return rc;
+    int want = m->seq;
+    *won = __atomic_compare_exchange_n(word(m, AGX_NTF_HDR + (size_t)id * sizeof(int)), &want, -m->seq, 0,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return MPI_Win_sync(m->iwin); /* the block's data is read after the claim */
 }
 
 int agx_ntf_slot(const agx_shm *m, long long id)
 {
-    return ((volatile const int *)(m->base + AGX_NTF_HDR))[id];
+    return __atomic_load_n(word(m, AGX_NTF_HDR + (size_t)id * sizeof(int)), __ATOMIC_ACQUIRE);
 }
 
 void agx_ntf_idle(const agx_shm *m) { idle(m); }

@@ -8,6 +8,8 @@
 #include "agx_internal.h"
 
 #define AGX_NTF_HDR 64
+/* A tag no message carries: the probe that drives progress while polling. */
+#define AGX_NTF_TAG 32767
 /* Where the data starts in a segment with nslots notifications. */
 size_t agx_ntf_data_offset(long long nslots);
 /* The notified segment of at least `bytes` bytes and its RMA window (collective when
@@ -26,8 +28,8 @@ int agx_ntf_flush(const agx_shm *m, int target);
 /* Publish block id in region k's notification array (not flushed). */
 int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id);
 /* Claim an arrived block of this node: *won = 1 for the one process whose claim took it. */
-int agx_ntf_claim(const agx_shm *m, const agx_regions *R, int me, long long id, int *won);
-/* Slot id of this node's array as a plain load (a hint; call MPI_Win_sync first). */
+int agx_ntf_claim(const agx_shm *m, long long id, int *won);
+/* Slot id of this node's array (an atomic load; call MPI_Win_sync first). */
 int agx_ntf_slot(const agx_shm *m, long long id);
 void agx_ntf_idle(const agx_shm *m);
 

@@ -136,6 +136,7 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx
         }
         m->node = m->lane = MPI_COMM_NULL;
         m->win = m->iwin = MPI_WIN_NULL;
+        m->all = ctx->pcomm;
         ctx->shm[which] = m;
         if ((rc = shm_setup(ctx, R, m, fn)) != MPI_SUCCESS) {
             agx_shm_free(m);
@@ -146,7 +147,9 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx
     agx_shm *m = ctx->shm[which];
     if (!m->usable)
         return MPI_SUCCESS;
-    if (bytes > m->size && (rc = shm_grow(ctx, m, bytes, fn)) != MPI_SUCCESS)
+    /* at least doubled: a run of calls with growing sizes re-creates the windows
+     * O(log) times (each is collective) */
+    if (bytes > m->size && (rc = shm_grow(ctx, m, bytes < 2 * m->size ? 2 * m->size : bytes, fn)) != MPI_SUCCESS)
         return rc;
     *out = m;
     return MPI_SUCCESS;

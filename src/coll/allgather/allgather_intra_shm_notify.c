@@ -119,7 +119,7 @@ static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_s
                 i++;
                 continue;
             }
-            if (v == m->seq && (rc = agx_ntf_claim(m, R, me, id, &won)) == MPI_SUCCESS && won &&
+            if (v == m->seq && (rc = agx_ntf_claim(m, id, &won)) == MPI_SUCCESS && won &&
                 agx_snb_region(s, id) != k1) { /* forward (line 17) */
                 agx_snb_locate(s, id, &rank, &off, &bytes);
                 size_t at = doff + (size_t)(l->off[rank] + off);
