@@ -69,8 +69,12 @@ static void usage(FILE *f)
             "  -i N          measured iterations per size (default 100)\n"
             "  -x N          warm-up iterations per size (default 10)\n"
             "  -c            validate every result\n"
-            "  --dist D      allgatherv counts: uniform (default) or linear (rank i gets\n"
-            "                2(i+1)/(p+1) of the size)\n"
+            "  --dist D      allgatherv counts: uniform (= regular, default), linear (rank i\n"
+            "                gets 2(i+1)/(p+1) of the size), and SharedNotify's decreasing\n"
+            "                (2(p-1-i)/(p-1)), broadcast (rank 0 sends p times the size, the\n"
+            "                others nothing), random (0..2x the size, a quarter empty; seeded)\n"
+            "  --zero-copy   allgather(v): also time agx_allgatherv_shared (row zero_copy: the\n"
+            "                result read in the node-shared segment; with -c copied out)\n"
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
             "  --json FILE   the same records as a JSON array\n"
             "  -q            no progress line (it goes to stderr, only when that is a terminal)\n"
@@ -88,7 +92,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
 {
     static const struct option lo[] = {{"dist", 1, 0, 'D'},    {"regions", 1, 0, 'G'}, {"setting", 1, 0, 'S'},
                                        {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
-                                       {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+                                       {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->min_bytes = 8;
     o->max_bytes = 1 << 20;
@@ -126,11 +130,18 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
                 return -1;
             *(c == 'f' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
             break;
-        case 'D': case 'K': /* --dist uniform|linear, --comm inter|color: 0 or 1 */
-            if (bench_choice(c == 'D' ? "--dist" : "--comm", optarg, c == 'D' ? "uniform" : "inter",
-                             c == 'D' ? "linear" : "color", c == 'D' ? &o->dist_linear : &o->color_split, err, errlen))
+        case 'D':
+            for (o->dist = 0; o->dist < BENCH_NDIST && strcmp(optarg, bench_dist_names[o->dist]); o->dist++)
+                ;
+            if (o->dist == BENCH_NDIST)
+                return snprintf(err, errlen, "--dist %s: uniform, linear, regular, decreasing, broadcast or random",
+                                optarg), -1;
+            break;
+        case 'K': /* --comm inter|color: 0 or 1 */
+            if (bench_choice("--comm", optarg, "inter", "color", &o->color_split, err, errlen))
                 return -1;
             break;
+        case 'Z': o->zero_copy = 1; break;
         case 'G':
             if (bench_regions(optarg, &o->region_size, err, errlen))
                 return -1;
@@ -164,6 +175,12 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
     }
     if (o->nalgs == 0)
         o->algs[o->nalgs++] = strdup("auto");
+    if (o->zero_copy) {
+        if (o->op != AGX_OP_ALLGATHERV && o->op != AGX_OP_ALLGATHER)
+            return snprintf(err, errlen, "--zero-copy is allgather(v)'s option"), -1;
+        if (o->nalgs < MAX_ALGS)
+            o->algs[o->nalgs++] = strdup("zero_copy");
+    }
     return 0;
 }
 
@@ -200,8 +217,24 @@ static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)
     return inter;
 }
 
-static int do_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm)
+/* agx_allgatherv_shared: the result stays in the node's segment; with -c it is copied
+ * out for the check (inside the timed call). */
+static int shared_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm)
 {
+    const void *res;
+    agx_shared_handle h;
+    int rc = agx_allgatherv_shared(sbuf, sh->mine, sh->type, sh->counts, sh->displs, sh->type, comm, &res, &h);
+    for (int i = 0; rc == MPI_SUCCESS && o->check && i < sh->n; i++)
+        memcpy((char *)rbuf + (size_t)sh->displs[i] * sh->unit, (const char *)res + (size_t)sh->displs[i] * sh->unit,
+               (size_t)sh->counts[i] * sh->unit);
+    agx_shared_release(&h);
+    return rc;
+}
+
+static int do_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm, int shared)
+{
+    if (shared)
+        return shared_call(o, sh, sbuf, rbuf, comm);
     int isB = rank >= sh->p;
     if (o->setting && o->color_split)
         return o->op == AGX_OP_ALLGATHER
@@ -248,7 +281,8 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         return MPI_ERR_NO_MEM;
     }
 
-    rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") ? alg : NULL);
+    int shared = !strcmp(alg, "zero_copy");
+    rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") && !shared ? alg : NULL);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
     for (int it = -o->warmup; it < o->iters; it++) {
@@ -260,7 +294,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         }
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
-        rc = do_call(o, &sh, sbuf, rbuf, comm);
+        rc = do_call(o, &sh, sbuf, rbuf, comm, shared);
         double t = MPI_Wtime() - t0;
         if (rc != MPI_SUCCESS)
             break;
@@ -281,7 +315,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     const char *ran;
     agx_comm_last_algorithm(comm, o->op, &ran);
-    snprintf(rec->alg, sizeof rec->alg, "%s", ran);
+    snprintf(rec->alg, sizeof rec->alg, shared ? "zero_copy(%s)" : "%s", ran);
     rec->bytes = bytes;
     rec->validated = o->check && okall;
     rec->counted = strcmp(ran, "native") != 0;
@@ -471,9 +505,9 @@ int main(int argc, char **argv)
                    o.color_split ? "a colour split" : "an inter-communicator", nprocs, o.iters, o.warmup,
                    o.check ? "yes" : "no");
         else
-            printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s\n",
+            printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s%s\n",
                    agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
-                   o.op == AGX_OP_ALLGATHERV ? (o.dist_linear ? "  dist=linear" : "  dist=uniform") : "");
+                   o.op == AGX_OP_ALLGATHERV ? "  dist=" : "", o.op == AGX_OP_ALLGATHERV ? bench_dist_names[o.dist] : "");
         printf("# MPI: %s\n", ver);
         printf("# time per call in us: max over ranks of the local time, barrier before each "
                "iteration; Size = %s\n", o.setting ? "largest block of any process, bytes (MPI_INT)"

@@ -35,6 +35,9 @@ void bench_summary(double *t, int n, double out[5]);
 void bench_list_algorithms(void);
 
 #define MAX_ALGS 32
+/* allgatherv count distributions (--dist) */
+enum { BENCH_UNIFORM, BENCH_LINEAR, BENCH_REGULAR, BENCH_DECREASING, BENCH_BROADCAST, BENCH_RANDOM, BENCH_NDIST };
+extern const char *const bench_dist_names[BENCH_NDIST];
 
 typedef struct {
     agx_op op;
@@ -44,7 +47,8 @@ typedef struct {
     int nalgs;
     long long min_bytes, max_bytes;
     int iters, warmup, check, quiet;
-    int dist_linear;
+    int dist;             /* --dist: index in bench_dist_names */
+    int zero_copy;        /* --zero-copy: a zero_copy row (agx_allgatherv_shared) */
     const char *csv, *json;
     int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
     int mult;             /* sizes grow by this factor (-f), default 2 */

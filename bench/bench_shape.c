@@ -71,6 +71,25 @@ int bench_check(const options *o, const shape *sh, const unsigned char *rbuf, in
     return 1;
 }
 
+const char *const bench_dist_names[BENCH_NDIST] = {"uniform", "linear", "regular", "decreasing", "broadcast",
+                                                   "random"};
+
+/* Rank i's count under distribution d for `bytes` per process on average (SharedNotify
+ * Sec. II-B: regular m_i = c; linearly decreasing m_i = 2c(p-1-i)/(p-1); broadcast m_0 =
+ * p c, the others 0). */
+static int dist_count(int d, long long bytes, int i, int p, unsigned *rs)
+{
+    switch (d) {
+    case BENCH_LINEAR: return (int)(bytes * 2 * (i + 1) / (p + 1));
+    case BENCH_DECREASING: return p == 1 ? (int)bytes : (int)(bytes * 2 * (p - 1 - i) / (p - 1));
+    case BENCH_BROADCAST: return i == 0 ? (int)(bytes * p < INT_MAX ? bytes * p : INT_MAX) : 0;
+    case BENCH_RANDOM:
+        *rs ^= *rs << 13, *rs ^= *rs >> 17, *rs ^= *rs << 5;
+        return *rs % 4 ? (int)(*rs % (unsigned)(2 * bytes + 1)) : 0;
+    default: return (int)bytes;
+    }
+}
+
 void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *sh)
 {
     memset(sh, 0, sizeof *sh);
@@ -82,7 +101,8 @@ void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *
         return;
     }
     if (!o->setting) {
-        int linear = o->dist_linear && o->op == AGX_OP_ALLGATHERV; /* allgather is uniform */
+        int dist = o->op == AGX_OP_ALLGATHERV ? o->dist : BENCH_UNIFORM; /* allgather is uniform */
+        unsigned rs = 12345; /* random: the same counts on every rank and every run */
         sh->type = MPI_BYTE;
         sh->unit = 1;
         if (bytes > INT_MAX / 2) { /* counts are ints: beyond that, KiB elements */
@@ -97,7 +117,7 @@ void make_shape(const options *o, int rank, int nprocs, long long bytes, shape *
         sh->displs = malloc(sizeof(int) * nprocs);
         sh->src = malloc(sizeof(int) * nprocs);
         for (int i = 0; i < nprocs; i++) {
-            sh->counts[i] = linear ? (int)(bytes * 2 * (i + 1) / (nprocs + 1)) : (int)bytes;
+            sh->counts[i] = dist_count(dist, bytes, i, nprocs, &rs);
             sh->displs[i] = (int)sh->total;
             sh->src[i] = i;
             sh->total += sh->counts[i];
