@@ -184,24 +184,6 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
     return 0;
 }
 
-void bench_list_algorithms(void)
-{
-    static const char *kinds[] = {"intra-communicator", "inter-communicator"};
-    for (int op = 0; op < AGX_OP_LAST; op++)
-        for (int k = 0; k < AGX_KIND_LAST; k++) {
-            int n = agx_algorithm_count((agx_op)op, (agx_kind)k);
-            if (!n)
-                continue;
-            printf("%s (%s):\n", agx_op_name((agx_op)op), kinds[k]);
-            for (int i = 0; i < n; i++) {
-                const char *name, *desc, *cost, *cite;
-                agx_algorithm_info((agx_op)op, (agx_kind)k, i, &name, &desc);
-                agx_algorithm_details((agx_op)op, (agx_kind)k, i, &cost, &cite);
-                printf("  %-20s %s [cost: %s; %s]\n", name, desc, cost, cite);
-            }
-        }
-}
-
 /* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
  * inter-communicator between the two groups (or the duplicate, for a colour split). */
 static MPI_Comm bench_comm(const options *o, MPI_Comm world, int p)

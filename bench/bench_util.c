@@ -1,4 +1,5 @@
-/* Small helpers shared by agx-bench's modes: sizes and comma-separated lists. */
+/* Small helpers shared by agx-bench's modes: sizes, comma-separated lists, the registry
+ * listing (--list). */
 #include "bench.h"
 
 #include <errno.h>
@@ -125,4 +126,22 @@ int bench_outputs_writable(const char *csv, const char *json)
         }
     MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return bad;
+}
+
+void bench_list_algorithms(void)
+{
+    static const char *kinds[] = {"intra-communicator", "inter-communicator"};
+    for (int op = 0; op < AGX_OP_LAST; op++)
+        for (int k = 0; k < AGX_KIND_LAST; k++) {
+            int n = agx_algorithm_count((agx_op)op, (agx_kind)k);
+            if (!n)
+                continue;
+            printf("%s (%s):\n", agx_op_name((agx_op)op), kinds[k]);
+            for (int i = 0; i < n; i++) {
+                const char *name, *desc, *cost, *cite;
+                agx_algorithm_info((agx_op)op, (agx_kind)k, i, &name, &desc);
+                agx_algorithm_details((agx_op)op, (agx_kind)k, i, &cost, &cite);
+                printf("  %-20s %s [cost: %s; %s]\n", name, desc, cost, cite);
+            }
+        }
 }

@@ -52,7 +52,7 @@ static int leader(const agx_regions *R, int k) { return R->members[R->start[k]];
 /* Poll without a message to wait for: let the MPI library progress (passive-target
  * RMA may need the target to enter the library: MPICH over UCX does, and a probe on a
  * communicator of this node only does not progress it), then give the core away. */
-static void idle(const agx_shm *m)
+void agx_ntf_idle(const agx_shm *m)
 {
     int flag;
     MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, MPI_STATUS_IGNORE); /* spans the nodes */
@@ -107,9 +107,7 @@ int agx_ntf_open(agx_shm *m, const agx_regions *R, int me)
 {
     int rc = MPI_SUCCESS, k = R->region_of[me];
     if (!m->fresh) {
-        rc = MPI_Win_sync(m->iwin);
-        if (rc == MPI_SUCCESS)
-            rc = PMPI_Barrier(m->node);
+        rc = agx_shm_sync(m); /* every local process is done with the last result */
         if (rc == MPI_SUCCESS && R->local[me] == 0) {
             int v = m->seq, prev = leader(R, (k - 1 + R->r) % R->r);
             rc = MPI_Accumulate(&v, 1, MPI_INT, prev, 0, 1, MPI_INT, MPI_REPLACE, m->iwin);
@@ -121,35 +119,20 @@ int agx_ntf_open(agx_shm *m, const agx_regions *R, int me)
     return rc;
 }
 
-int agx_ntf_local_sync(const agx_shm *m)
-{
-    int rc = MPI_Win_sync(m->win);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync(m->iwin);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Barrier(m->node);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync(m->win);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync(m->iwin);
-    return rc;
-}
-
 /* A notification word of this node's segment: a 4-byte aligned int in memory every local
  * process maps. */
 static int *word(const agx_shm *m, size_t disp) { return (int *)(void *)(m->base + disp); }
 
 /* The last seq in this node's ready word (written by the next node's leader). */
-int agx_ntf_wait_ready(agx_shm *m, const agx_regions *R, int me)
+int agx_ntf_wait_ready(agx_shm *m)
 {
     int rc = MPI_SUCCESS, want = m->seq - 1;
-    (void)R, (void)me;
     if (m->fresh) {
         m->fresh = 0;
         return MPI_SUCCESS;
     }
     while ((rc = MPI_Win_sync(m->iwin)) == MPI_SUCCESS && __atomic_load_n(word(m, 0), __ATOMIC_ACQUIRE) < want)
-        idle(m);
+        agx_ntf_idle(m);
     return rc;
 }
 
@@ -189,4 +172,3 @@ int agx_ntf_slot(const agx_shm *m, long long id)
     return __atomic_load_n(word(m, AGX_NTF_HDR + (size_t)id * sizeof(int)), __ATOMIC_ACQUIRE);
 }
 
-void agx_ntf_idle(const agx_shm *m) { idle(m); }

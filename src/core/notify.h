@@ -1,7 +1,7 @@
 /* The notified one-sided layer (src/core/notify.c): SharedNotify's write_notify and
  * shared notifications on MPI-3 RMA. A call runs: agx_ntf_get (the segment and its
- * windows), agx_ntf_open, local stores into the data, agx_ntf_local_sync,
- * agx_ntf_wait_ready, then puts / flushes / notifies and polls with claims. */
+ * windows), agx_ntf_open, local stores into the data, agx_shm_sync (it orders both
+ * windows), agx_ntf_wait_ready, then puts / flushes / notifies and polls with claims. */
 #ifndef AGX_NOTIFY_H
 #define AGX_NOTIFY_H
 
@@ -18,10 +18,8 @@ size_t agx_ntf_data_offset(long long nslots);
 int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn);
 /* Start a call: node barrier, ready word to the previous node, next seq. */
 int agx_ntf_open(agx_shm *m, const agx_regions *R, int me);
-/* Node barrier ordering the local stores before every local process's later loads. */
-int agx_ntf_local_sync(const agx_shm *m);
 /* Wait until the next node has released the last call's result. */
-int agx_ntf_wait_ready(agx_shm *m, const agx_regions *R, int me);
+int agx_ntf_wait_ready(agx_shm *m);
 /* MPI_Put of bytes to `target` at displacement disp of its node's segment. */
 int agx_ntf_put(const agx_shm *m, int target, size_t disp, const char *src, size_t bytes);
 int agx_ntf_flush(const agx_shm *m, int target);
@@ -31,6 +29,7 @@ int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id);
 int agx_ntf_claim(const agx_shm *m, long long id, int *won);
 /* Slot id of this node's array (an atomic load; call MPI_Win_sync first). */
 int agx_ntf_slot(const agx_shm *m, long long id);
+/* One idle pass of a poll: a probe that drives the MPI library's progress, a yield. */
 void agx_ntf_idle(const agx_shm *m);
 
 #endif

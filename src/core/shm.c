@@ -155,12 +155,22 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx
     return MPI_SUCCESS;
 }
 
-int agx_shm_sync(const agx_shm *m)
+/* MPI_Win_sync on the segment's windows: the shared one, and the RMA window that exposes
+ * the same memory when the notified layer made one. */
+static int win_sync(const agx_shm *m)
 {
     int rc = MPI_Win_sync(m->win);
+    if (rc == MPI_SUCCESS && m->iwin != MPI_WIN_NULL)
+        rc = MPI_Win_sync(m->iwin);
+    return rc;
+}
+
+int agx_shm_sync(const agx_shm *m)
+{
+    int rc = win_sync(m);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Barrier(m->node);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Win_sync(m->win);
+        rc = win_sync(m);
     return rc;
 }

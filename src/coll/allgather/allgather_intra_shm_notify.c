@@ -80,28 +80,49 @@ static int make_layout(const agx_args *a, layout *l)
     return MPI_SUCCESS;
 }
 
+/* One process's side of the ring: where it writes, and what it needs to find blocks. */
+typedef struct {
+    agx_shm *m;
+    const agx_regions *R;
+    const agx_snb *s;
+    const layout *l;
+    size_t doff;
+    int me, k1, target, ld1; /* next region, my target there, its first rank */
+    const int *node_of;      /* counters: rank -> region, NULL when off */
+} ring_state;
+
+/* write_notify of the blocks [first, first + n) to the target on the next node: every
+ * put, one flush, every notification, one flush (lines 11 and 17). */
+static int write_notify(const ring_state *w, long long first, long long n)
+{
+    int rc = MPI_SUCCESS, rank;
+    long long off, bytes;
+    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++) {
+        agx_snb_locate(w->s, id, &rank, &off, &bytes);
+        size_t at = w->doff + (size_t)(w->l->off[rank] + off);
+        rc = agx_ntf_put(w->m, w->target, at, w->m->base + at, (size_t)bytes);
+        if (w->node_of)
+            agx_stats_count_map(w->node_of, w->me, w->target, bytes);
+    }
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = agx_ntf_flush(w->m, w->target);
+    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++)
+        rc = agx_ntf_notify(w->m, w->R, w->k1, id);
+    if (rc == MPI_SUCCESS && n > 0)
+        rc = agx_ntf_flush(w->m, w->ld1);
+    return rc;
+}
+
 /* Lines 10-12 and 13-19: the ring of nodes. */
 static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_snb *s, const layout *l,
                 size_t doff)
 {
     int me = a->rank, k = R->region_of[me], j = R->local[me], k1 = (k + 1) % R->r;
-    int target = R->members[R->start[k1] + j % R->size[k1]], rc = MPI_SUCCESS, rank;
-    long long first, n = agx_snb_work(s, R, k, j, &first), off, bytes;
-    const int *node_of = agx_stats_enabled() ? R->region_of : NULL;
-    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++) {
-        agx_snb_locate(s, id, &rank, &off, &bytes);
-        size_t at = doff + (size_t)(l->off[rank] + off);
-        rc = agx_ntf_put(m, target, at, m->base + at, (size_t)bytes);
-        if (node_of)
-            agx_stats_count_map(node_of, me, target, bytes);
-    }
-    if (rc == MPI_SUCCESS && n > 0)
-        rc = agx_ntf_flush(m, target);
-    for (long long id = first; id < first + n && rc == MPI_SUCCESS; id++)
-        rc = agx_ntf_notify(m, R, k1, id);
-    int ld1 = R->members[R->start[k1]];
-    if (rc == MPI_SUCCESS && n > 0)
-        rc = agx_ntf_flush(m, ld1);
+    ring_state w = {.m = m, .R = R, .s = s, .l = l, .doff = doff, .me = me, .k1 = k1,
+                    .target = R->members[R->start[k1] + j % R->size[k1]], .ld1 = R->members[R->start[k1]],
+                    .node_of = agx_stats_enabled() ? R->region_of : NULL};
+    long long first, n = agx_snb_work(s, R, k, j, &first);
+    int rc = write_notify(&w, first, n);
     /* the blocks of the other nodes, until each has arrived */
     long long np = s->total - (s->node_first[k + 1] - s->node_first[k]), *pend = NULL;
     if (np > 0 && !(pend = malloc(sizeof *pend * (size_t)np)))
@@ -120,19 +141,8 @@ static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_s
                 continue;
             }
             if (v == m->seq && (rc = agx_ntf_claim(m, id, &won)) == MPI_SUCCESS && won &&
-                agx_snb_region(s, id) != k1) { /* forward (line 17) */
-                agx_snb_locate(s, id, &rank, &off, &bytes);
-                size_t at = doff + (size_t)(l->off[rank] + off);
-                rc = agx_ntf_put(m, target, at, m->base + at, (size_t)bytes);
-                if (rc == MPI_SUCCESS)
-                    rc = agx_ntf_flush(m, target);
-                if (rc == MPI_SUCCESS)
-                    rc = agx_ntf_notify(m, R, k1, id);
-                if (rc == MPI_SUCCESS)
-                    rc = agx_ntf_flush(m, ld1);
-                if (node_of)
-                    agx_stats_count_map(node_of, me, target, bytes);
-            }
+                agx_snb_region(s, id) != k1) /* forward (line 17) */
+                rc = write_notify(&w, id, 1);
             pend[i] = pend[--np];
             moved = 1;
         }
@@ -192,8 +202,8 @@ int agx_allgather_intra_shm_notify(const agx_args *a)
     MPI_Aint sc = g->sendbuf == MPI_IN_PLACE ? agx_blk_count(b, a->rank) : g->sendcount;
     if ((rc = agx_ntf_open(m, R, a->rank)) == MPI_SUCCESS && l.len[a->rank] > 0)
         rc = agx_pack((void *)src, sc, st, data + l.off[a->rank], 0); /* line 5 */
-    int rc2 = agx_ntf_local_sync(m); /* line 6: reached whatever failed, no local rank waits */
-    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && (rc = agx_ntf_wait_ready(m, R, a->rank)) == MPI_SUCCESS)
+    int rc2 = agx_shm_sync(m); /* line 6: reached whatever failed, no local rank waits */
+    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && (rc = agx_ntf_wait_ready(m)) == MPI_SUCCESS)
         rc = ring(a, R, m, &s, &l, doff);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_sync(m->iwin);
