@@ -3,7 +3,7 @@
  * MPI library's own collective.
  *
  *   agx-bench allgather|allgatherv [-a ALG[,ALG...]] [-m MIN:MAX] [-i ITERS] [-x WARMUP]
- *             [-c] [--dist uniform|linear] [--csv FILE] [--json FILE] [-q]
+ *             [-c] [--dist|--distribution D] [--zero-copy] [--csv FILE] [--json FILE] [-q]
  *   agx-bench inter-allgather --setting N [--comm inter|color] [same options]
  *   agx-bench allgather --regions NxM ...   (N regions of M ranks, i.e. AGX_REGION_SIZE=M)
  *   agx-bench --list
@@ -69,8 +69,9 @@ static void usage(FILE *f)
             "  -i N          measured iterations per size (default 100)\n"
             "  -x N          warm-up iterations per size (default 10)\n"
             "  -c            validate every result\n"
-            "  --dist D      allgatherv counts: uniform (= regular, default), linear (rank i\n"
-            "                gets 2(i+1)/(p+1) of the size), and SharedNotify's decreasing\n"
+            "  --dist D      allgatherv counts (also --distribution D): uniform (= regular,\n"
+            "                default), linear (rank i gets 2(i+1)/(p+1) of the size), and\n"
+            "                SharedNotify's decreasing\n"
             "                (2(p-1-i)/(p-1)), broadcast (rank 0 sends p times the size, the\n"
             "                others nothing), random (0..2x the size, a quarter empty; seeded)\n"
             "  --zero-copy   allgather(v): also time agx_allgatherv_shared (row zero_copy: the\n"
@@ -92,7 +93,8 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
 {
     static const struct option lo[] = {{"dist", 1, 0, 'D'},    {"regions", 1, 0, 'G'}, {"setting", 1, 0, 'S'},
                                        {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
-                                       {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {0, 0, 0, 0}};
+                                       {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {"distribution", 1, 0, 'D'},
+                                       {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->min_bytes = 8;
     o->max_bytes = 1 << 20;

@@ -22,6 +22,7 @@ check "-x -10" allgather -x -10
 check "-i 5x" allgather -i 5x
 check "-f 1" allgather -f 1
 check "--dist bogus" allgatherv --dist bogus
+check "--dist bogus" allgatherv --distribution bogus
 check "--comm bogus" inter-allgather --comm bogus
 check "--setting 9" inter-allgather --setting 9
 check "--setting and --comm" allgather --setting 2
