@@ -107,11 +107,13 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
  * call pays its set-up (collective window creation), later calls reuse it. Release the
  * result before the next agx_allgatherv_shared or shm_notify call on comm and before
  * freeing comm: a call that finds this process's result still held overwrites it and
- * returns MPI_ERR_OTHER on this process (the call itself completes everywhere).
- * Collective over comm; agx_shared_release is local. */
+ * returns MPI_ERR_OTHER on this process (the call itself completes everywhere); after
+ * MPI_Comm_free(comm) the result's memory is gone, and agx_shared_release(h) still frees
+ * the handle's token. Collective over comm; agx_shared_release is local. */
 typedef struct {
     void *buf;  /* private result (fallback), freed by agx_shared_release */
-    void *seg;  /* the node-shared segment holding the result */
+    void *seg;  /* agx's token for a result in the node-shared segment, freed by
+                 * agx_shared_release (safe after comm was freed: then it only frees) */
 } agx_shared_handle;
 int agx_allgatherv_shared(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,

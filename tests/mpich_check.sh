@@ -20,4 +20,5 @@ $run -n 5 "$b/bin/test_alltoallv" --quick || { echo "FAIL: test_alltoallv ($?)";
 AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twophase ($?)"; fail=1; }
 $run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
 AGX_TEST_CALLS=300 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" --quick || { echo "FAIL: test_shm_notify ($?)"; fail=1; }
+AGX_TEST_NTF_FAIL=2:3 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" || { echo "FAIL: test_shm_notify fault ($?)"; fail=1; }
 exit $fail

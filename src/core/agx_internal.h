@@ -244,6 +244,11 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
 /* A node-shared segment (src/core/shm.c): node = the region's ranks, lane = the ranks of
  * the same index in every region (ordered by region), base = the segment (the same memory
  * for every rank of the region). */
+/* The token of an agx_allgatherv_shared result (agx_shared_handle.seg): the segment it
+ * lies in, NULL once that segment was freed or overwrote it; agx_shared_release frees it. */
+typedef struct agx_hold {
+    struct agx_shm *m;
+} agx_hold;
 typedef struct agx_shm {
     MPI_Comm node, lane;
     MPI_Win win;               /* MPI_WIN_NULL until a segment exists */
@@ -256,7 +261,9 @@ typedef struct agx_shm {
                                 * (MPI_Win_create), MPI_WIN_NULL until needed */
     int fresh;                 /* the segment is new (zeroed, no call used it yet) */
     int seq;                   /* calls run on this segment's notifications */
-    int held;                  /* agx_allgatherv_shared results not yet released */
+    agx_hold *hold;            /* the unreleased agx_allgatherv_shared result, or NULL */
+    int note;                  /* the seq of this rank's last failure notice (sent from here) */
+    int noticed, noticer;      /* the latest call another rank's notice failed, and that rank */
     const char *why;           /* why the notified layer cannot run (NULL: it can) */
 } agx_shm;
 /* Segments are per use: calls of different operations interleave on a communicator, and

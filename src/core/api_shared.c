@@ -51,11 +51,16 @@ static int shared_call(agx_args *a, const void **result, agx_shared_handle *h)
         a->alg = alg;
         a->ctx->last[a->op] = idx;
         a->ctx->last_kind[a->op] = AGX_KIND_INTRA;
-        if ((rc = alg->fn(a)) == MPI_SUCCESS) {
-            h->seg = a->ctx->shm[AGX_SHM_NOTIFY];
-            *result = *a->u.ag.shared;
-        }
-        return rc;
+        agx_hold *t;
+        if ((rc = alg->fn(a)) != MPI_SUCCESS) /* the call completed everywhere: local from here */
+            return rc;
+        if (!(t = malloc(sizeof *t)))
+            return agx_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        t->m = a->ctx->shm[AGX_SHM_NOTIFY];
+        t->m->hold = t;
+        h->seg = t;
+        *result = *a->u.ag.shared;
+        return MPI_SUCCESS;
     }
     /* the fallback: a private result, agreed allocation (a rank without memory must not
      * leave the others in the collective) */
@@ -93,9 +98,11 @@ int agx_shared_release(agx_shared_handle *h)
 {
     if (!h)
         return MPI_SUCCESS;
+    agx_hold *t = h->seg;
     free(h->buf);
-    if (h->seg)
-        ((agx_shm *)h->seg)->held = 0;
+    if (t && t->m) /* still the segment's result (not overwritten, comm not freed) */
+        t->m->hold = NULL;
+    free(t);
     h->buf = h->seg = NULL;
     return MPI_SUCCESS;
 }

@@ -41,6 +41,8 @@
 #include "notify.h"
 
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 size_t agx_ntf_data_offset(long long nslots)
 {
@@ -51,12 +53,74 @@ static int leader(const agx_regions *R, int k) { return R->members[R->start[k]];
 
 /* Poll without a message to wait for: let the MPI library progress (passive-target
  * RMA may need the target to enter the library: MPICH over UCX does, and a probe on a
- * communicator of this node only does not progress it), then give the core away. */
-void agx_ntf_idle(const agx_shm *m)
+ * communicator of this node only does not progress it), then give the core away. The
+ * probe also finds failure notices: one for this call stops the poll, one for a later call
+ * (its sender is a call ahead) is kept for that call, and an older one (its call ended
+ * here before the notice came) is dropped. */
+int agx_ntf_idle(agx_shm *m)
 {
-    int flag;
-    MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, MPI_STATUS_IGNORE); /* spans the nodes */
-    sched_yield();
+    int flag, seq, rc;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, &st); /* spans the nodes */
+    if (flag) {
+        if ((rc = MPI_Recv(&seq, 1, MPI_INT, st.MPI_SOURCE, AGX_NTF_TAG, m->all, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            return rc;
+        if (seq >= m->seq) { /* this call's, or a later one's (kept for it) */
+            m->noticed = seq;
+            m->noticer = st.MPI_SOURCE;
+        }
+    }
+    if (m->noticed == m->seq)
+        return agx_error(MPI_ERR_OTHER, "agx_allgather (shm_notify): rank %d of the communicator failed during this "
+                         "call (its error says why); this rank stopped waiting for its blocks", m->noticer);
+    if (!flag)
+        sched_yield();
+    return MPI_SUCCESS;
+}
+
+/* A notice per other rank, from m->note (it outlives the sends: 4 bytes, sent eagerly by
+ * both MPI libraries, and the requests are freed, not waited for: a rank that finished
+ * the call before the notice came never receives it, and drops it in a later poll). */
+int agx_ntf_fail(agx_shm *m, int rc)
+{
+    int me, p;
+    if (rc == MPI_SUCCESS || m->noticed == m->seq)
+        return rc;
+    m->note = m->seq;
+    MPI_Comm_rank(m->all, &me);
+    MPI_Comm_size(m->all, &p);
+    for (int i = 0; i < p; i++) {
+        MPI_Request req;
+        if (i != me && MPI_Isend(&m->note, 1, MPI_INT, i, AGX_NTF_TAG, m->all, &req) == MPI_SUCCESS)
+            MPI_Request_free(&req);
+    }
+    return rc;
+}
+
+void agx_ntf_drain(agx_shm *m)
+{
+    int flag = 1, seq;
+    MPI_Status st;
+    while (m->all != MPI_COMM_NULL && flag &&
+           MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, &st) == MPI_SUCCESS && flag)
+        MPI_Recv(&seq, 1, MPI_INT, st.MPI_SOURCE, AGX_NTF_TAG, m->all, MPI_STATUS_IGNORE);
+}
+
+/* Test hook: AGX_TEST_NTF_FAIL=RANK:CALL makes that rank's puts fail at that call (the
+ * segment's seq, counted from 1), so the tests can check that a failure in the middle of
+ * the ring reaches every rank. */
+static int injected_fault(const agx_shm *m)
+{
+    static int rank = -2, call;
+    if (rank == -2) {
+        const char *e = getenv("AGX_TEST_NTF_FAIL");
+        if (!e || sscanf(e, "%d:%d", &rank, &call) != 2)
+            rank = -1;
+    }
+    int me = -1;
+    if (rank >= 0 && call == m->seq)
+        MPI_Comm_rank(m->all, &me);
+    return rank >= 0 && me == rank;
 }
 
 int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn)
@@ -131,14 +195,17 @@ int agx_ntf_wait_ready(agx_shm *m)
         m->fresh = 0;
         return MPI_SUCCESS;
     }
-    while ((rc = MPI_Win_sync(m->iwin)) == MPI_SUCCESS && __atomic_load_n(word(m, 0), __ATOMIC_ACQUIRE) < want)
-        agx_ntf_idle(m);
+    while ((rc = MPI_Win_sync(m->iwin)) == MPI_SUCCESS && __atomic_load_n(word(m, 0), __ATOMIC_ACQUIRE) < want &&
+           (rc = agx_ntf_idle(m)) == MPI_SUCCESS)
+        ;
     return rc;
 }
 
 int agx_ntf_put(const agx_shm *m, int target, size_t disp, const char *src, size_t bytes)
 {
     int rc = MPI_SUCCESS;
+    if (injected_fault(m))
+        return agx_error(MPI_ERR_OTHER, "agx_allgather (shm_notify): MPI_Put failed (injected by AGX_TEST_NTF_FAIL)");
     for (size_t done = 0; done < bytes && rc == MPI_SUCCESS;) {
         size_t n = bytes - done < AGX_MAX_PIECE ? bytes - done : AGX_MAX_PIECE;
         rc = MPI_Put(src + done, (int)n, MPI_BYTE, target, (MPI_Aint)(disp + done), (int)n, MPI_BYTE, m->iwin);

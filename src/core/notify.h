@@ -8,7 +8,7 @@
 #include "agx_internal.h"
 
 #define AGX_NTF_HDR 64
-/* A tag no message carries: the probe that drives progress while polling. */
+/* The tag of failure notices (agx_ntf_fail), also probed to drive progress while polling. */
 #define AGX_NTF_TAG 32767
 /* Where the data starts in a segment with nslots notifications. */
 size_t agx_ntf_data_offset(long long nslots);
@@ -29,7 +29,16 @@ int agx_ntf_notify(const agx_shm *m, const agx_regions *R, int k, long long id);
 int agx_ntf_claim(const agx_shm *m, long long id, int *won);
 /* Slot id of this node's array (an atomic load; call MPI_Win_sync first). */
 int agx_ntf_slot(const agx_shm *m, long long id);
-/* One idle pass of a poll: a probe that drives the MPI library's progress, a yield. */
-void agx_ntf_idle(const agx_shm *m);
+/* One idle pass of a poll: a probe that drives the MPI library's progress (and receives
+ * a failure notice, below), a yield. MPI_SUCCESS, or an error when another rank's
+ * notice says this call failed there: the poll must stop. */
+int agx_ntf_idle(agx_shm *m);
+/* After a failure anywhere between agx_ntf_open and the end of the call: tell every
+ * other rank (a notice, unless this rank's failure was itself a notice), so none polls
+ * for blocks that will not come. Returns rc. */
+int agx_ntf_fail(agx_shm *m, int rc);
+/* Receive the notices no call took (their calls ended here first), when the segment is
+ * freed (after its windows: MPI_Win_free synchronises the ranks). */
+void agx_ntf_drain(agx_shm *m);
 
 #endif

@@ -25,6 +25,7 @@
  * windows: built with AGX_NO_SHM, the segments are never usable there.
  */
 #include "agx_internal.h"
+#include "notify.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,10 @@ void agx_shm_free(agx_shm *m)
 {
     if (!m)
         return;
+    if (m->hold) /* an unreleased zero-copy result: its release finds it gone */
+        m->hold->m = NULL;
     drop_window(m);
+    agx_ntf_drain(m);
     if (m->node != MPI_COMM_NULL)
         MPI_Comm_free(&m->node);
     if (m->lane != MPI_COMM_NULL)

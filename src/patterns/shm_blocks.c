@@ -7,17 +7,24 @@
  */
 #include "shm_blocks.h"
 
-#include <stdlib.h>
+#include <stddef.h>
 
-int agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long long B)
+size_t agx_snb_tables(int p, int r) { return (size_t)p + 1 + (size_t)r + 1; }
+
+long long agx_snb_count(const long long *len, int p, long long B)
+{
+    long long n = 0;
+    B = B > 0 ? B : 1;
+    for (int i = 0; i < p; i++)
+        n += (len[i] + B - 1) / B; /* Eq. 3 */
+    return n;
+}
+
+void agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long long B, long long *mem)
 {
     *s = (agx_snb){.p = R->p, .r = R->r, .B = B > 0 ? B : 1, .members = R->members, .len = len};
-    s->first = malloc(sizeof *s->first * (size_t)(R->p + 1));
-    s->node_first = malloc(sizeof *s->node_first * (size_t)(R->r + 1));
-    if (!s->first || !s->node_first) {
-        agx_snb_free(s);
-        return -1;
-    }
+    s->first = mem;
+    s->node_first = mem + R->p + 1;
     long long id = 0;
     for (int k = 0; k < R->r; k++) {
         s->node_first[k] = id;
@@ -27,14 +34,6 @@ int agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long lo
         }
     }
     s->node_first[R->r] = s->first[R->p] = s->total = id;
-    return 0;
-}
-
-void agx_snb_free(agx_snb *s)
-{
-    free(s->first);
-    free(s->node_first);
-    s->first = s->node_first = NULL;
 }
 
 long long agx_snb_work(const agx_snb *s, const agx_regions *R, int k, int j, long long *first)

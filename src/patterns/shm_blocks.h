@@ -11,6 +11,8 @@
 
 #include "locality.h"
 
+#include <stddef.h>
+
 typedef struct {
     int p, r;
     long long B;            /* the largest block, bytes (AGX_SHM_BLOCK) */
@@ -23,10 +25,14 @@ typedef struct {
     const long long *len;   /* bytes of each rank's contribution (by rank) */
 } agx_snb;
 
+/* The long longs agx_snb_init needs for its tables on p processes in r regions. */
+size_t agx_snb_tables(int p, int r);
+/* Blocks of all p contributions len[rank] (bytes) cut at B bytes (Eq. 3): s->total. */
+long long agx_snb_count(const long long *len, int p, long long B);
 /* Number the blocks of contributions len[rank] (bytes) over the regions of R: Eq. 3 gives
- * a process ceil(len / B) blocks, Listing 1 the first id. 0 on success, -1 out of memory. */
-int agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long long B);
-void agx_snb_free(agx_snb *s);
+ * a process ceil(len / B) blocks, Listing 1 the first id. The tables live in mem
+ * (agx_snb_tables(R->p, R->r) long longs, the caller's: nothing to free). */
+void agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long long B, long long *mem);
 /* The blocks local process j of region k writes (Listing 3, Eq. 4): count, and the first
  * id in *first (the node's ids node_first[k] + offset, a contiguous run). */
 long long agx_snb_work(const agx_snb *s, const agx_regions *R, int k, int j, long long *first);

@@ -9,7 +9,8 @@
  * PMPI's on every rank, an unreleased result reported on its rank only, non-contiguous
  * types and MPI_IN_PLACE refused); the algorithm that ran (shm_notify, or the registry's
  * fallback when AGX_TEST_EXPECT=fallback); and the write_notifies counted under
- * AGX_STATS against (r - 1) x blocks (tests/unit/test_shm_blocks.c). Prints the seed.
+ * AGX_STATS against (r - 1) x blocks (tests/unit/test_shm_blocks.c); with
+ * AGX_TEST_NTF_FAIL, a put failure in the middle of the ring (fault()). Prints the seed.
  */
 #include "agx.h"
 #include "mpitest.h"
@@ -186,7 +187,53 @@ static void zero_copy(unsigned seed)
     }
     MPI_Type_free(&vec);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    /* released after its communicator was freed: only the token goes (valgrind sees) */
+    MPI_Comm c2;
+    MPI_Comm_dup(comm, &c2);
+    agx_comm_set_algorithm(c2, AGX_OP_ALLGATHERV, "shm_notify");
+    int v = rank, rc3 = agx_allgatherv_shared(&v, 1, MPI_INT, one_cnt, disp0, MPI_INT, c2, &res, &h);
+    int got = rc3 == MPI_SUCCESS && size <= 64 && ((const int *)res)[size - 1] == size - 1;
+    MPI_Comm_free(&c2);
+    CHECK(got && agx_shared_release(&h) == MPI_SUCCESS && !h.seg && !h.buf, "release after MPI_Comm_free");
     free(counts), free(displs);
+}
+
+/* AGX_TEST_NTF_FAIL=RANK:CALL (run alone, on a fresh communicator whose calls count from
+ * 1): that rank's puts fail at that call. It must get the error; every rank on another
+ * node needs its blocks, so each must get an error too (the failure notice) instead of
+ * waiting; ranks of its own node may finish; nobody hangs (the ctest timeout); and the
+ * calls after it are right again on every rank. */
+static void fault(const char *spec)
+{
+    int frank = -1, fcall = -1, calls = 6;
+    if (sscanf(spec, "%d:%d", &frank, &fcall) != 2 || frank < 0 || frank >= size)
+        frank = fcall = -1; /* no such rank: no failure */
+    int *region_of = malloc(sizeof(int) * (size_t)size), *counts = malloc(sizeof(int) * (size_t)size);
+    agx_comm_regions(comm, region_of);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    unsigned rs = 7;
+    for (int call = 1; call <= calls; call++) {
+        make_counts(D_REGULAR, 3000, &rs, counts);
+        int n = counts[0] * size, *rb = malloc(sizeof(int) * (size_t)n), *ref = malloc(sizeof(int) * (size_t)n);
+        int *sb = malloc(sizeof(int) * (size_t)counts[0]);
+        for (int i = 0; i < counts[0]; i++)
+            sb[i] = rank * 100000 + call * 1000 + i;
+        PMPI_Allgather(sb, counts[0], MPI_INT, ref, counts[0], MPI_INT, comm);
+        int rc = agx_allgather(sb, counts[0], MPI_INT, rb, counts[0], MPI_INT, comm), cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        int ok = rc == MPI_SUCCESS && !memcmp(rb, ref, sizeof(int) * (size_t)n);
+        if (call != fcall || frank < 0)
+            CHECK(ok, "call %d (no failure injected) differs from PMPI or failed (class %d)", call, cls);
+        else if (rank == frank || region_of[rank] != region_of[frank])
+            CHECK(cls == MPI_ERR_OTHER, "call %d: rank %d expected MPI_ERR_OTHER (injected at rank %d), got class %d",
+                  call, rank, frank, cls);
+        else
+            CHECK(ok || cls == MPI_ERR_OTHER, "call %d: rank %d (node of the failing rank) got class %d", call, rank,
+                  cls);
+        free(rb), free(ref), free(sb);
+    }
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
+    free(region_of), free(counts);
 }
 
 int main(int argc, char **argv)
@@ -206,6 +253,10 @@ int main(int argc, char **argv)
         r = region_of[i] + 1 > r ? region_of[i] + 1 : r;
     if (rank == 0)
         printf("test_shm_notify: p = %d, %d regions, expecting %s, seed %u\n", size, r, expect, run.seed);
+    if (getenv("AGX_TEST_NTF_FAIL")) {
+        fault(getenv("AGX_TEST_NTF_FAIL"));
+        goto done;
+    }
     mt_dtcase dts[MT_NDTCASES];
     mt_dtcases(dts);
     differential(dts, run.seed, run.quick);
@@ -213,6 +264,7 @@ int main(int argc, char **argv)
     counters(r, run.seed);
     zero_copy(run.seed);
     mt_dtcases_free(dts);
+done:
     free(region_of);
     MPI_Comm_free(&comm);
     if (rank == 0)

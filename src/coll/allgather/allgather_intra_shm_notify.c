@@ -56,15 +56,13 @@ typedef struct {
     size_t span;
 } layout;
 
-static int make_layout(const agx_args *a, layout *l)
+static void make_layout(const agx_args *a, layout *l, long long *mem)
 {
     const agx_blocks *b = &a->u.ag.blk;
     MPI_Aint tlb, text;
     MPI_Type_get_true_extent(b->type, &tlb, &text);
-    l->len = malloc(sizeof(long long) * 2 * (size_t)a->p);
-    if (!l->len)
-        return agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
-    l->off = l->len + a->p;
+    l->len = mem;
+    l->off = mem + a->p;
     l->dense = tlb == 0 && text == b->extent && b->type_size == b->extent;
     for (int i = 0; i < a->p && l->dense; i++)
         l->dense = agx_blk_displ(b, i) >= 0;
@@ -77,7 +75,6 @@ static int make_layout(const agx_args *a, layout *l)
             end = l->off[i] + l->len[i];
     }
     l->span = (size_t)end;
-    return MPI_SUCCESS;
 }
 
 /* One process's side of the ring: where it writes, and what it needs to find blocks. */
@@ -115,7 +112,7 @@ static int write_notify(const ring_state *w, long long first, long long n)
 
 /* Lines 10-12 and 13-19: the ring of nodes. */
 static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_snb *s, const layout *l,
-                size_t doff)
+                size_t doff, long long *pend)
 {
     int me = a->rank, k = R->region_of[me], j = R->local[me], k1 = (k + 1) % R->r;
     ring_state w = {.m = m, .R = R, .s = s, .l = l, .doff = doff, .me = me, .k1 = k1,
@@ -124,9 +121,7 @@ static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_s
     long long first, n = agx_snb_work(s, R, k, j, &first);
     int rc = write_notify(&w, first, n);
     /* the blocks of the other nodes, until each has arrived */
-    long long np = s->total - (s->node_first[k + 1] - s->node_first[k]), *pend = NULL;
-    if (np > 0 && !(pend = malloc(sizeof *pend * (size_t)np)))
-        return agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
+    long long np = s->total - (s->node_first[k + 1] - s->node_first[k]);
     for (long long id = 0, i = 0; id < s->total; id++)
         if (id < s->node_first[k] || id >= s->node_first[k + 1])
             pend[i++] = id;
@@ -146,10 +141,9 @@ static int ring(const agx_args *a, const agx_regions *R, agx_shm *m, const agx_s
             pend[i] = pend[--np];
             moved = 1;
         }
-        if (!moved && np > 0)
-            agx_ntf_idle(m);
+        if (!moved && np > 0 && rc == MPI_SUCCESS)
+            rc = agx_ntf_idle(m);
     }
-    free(pend);
     return rc;
 }
 
@@ -171,31 +165,50 @@ static int copy_out(const agx_args *a, const layout *l, const char *data)
     return rc;
 }
 
+/* The per-call tables (layout, block numbers, pending blocks) in the communicator's
+ * scratch: their sizes follow from the counts, the same on every rank, so growing it is
+ * agreed at the same call everywhere and no rank is left in the ring by a failed malloc. */
+static int tables(const agx_args *a, const agx_regions *R, int B, layout *l, agx_snb *s, long long **pend)
+{
+    const agx_blocks *b = &a->u.ag.blk;
+    long long total = 0, bb = B > 0 ? B : 1;
+    for (int i = 0; i < a->p; i++)
+        total += ((long long)agx_blk_count(b, i) * b->type_size + bb - 1) / bb; /* agx_snb_count */
+    size_t nt = agx_snb_tables(R->p, R->r), n = 2 * (size_t)a->p + nt + (size_t)total;
+    void *data;
+    long long *mem;
+    int rc = agx_ctx_scratch(a->ctx, a->comm, 0, sizeof(long long) * n, &data, (void **)&mem, "agx_allgather");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    make_layout(a, l, mem);
+    agx_snb_init(s, R, l->len, B, mem + 2 * a->p);
+    *pend = mem + 2 * a->p + nt;
+    return MPI_SUCCESS;
+}
+
 int agx_allgather_intra_shm_notify(const agx_args *a)
 {
     const agx_ag_args *g = &a->u.ag;
     const agx_blocks *b = &g->blk;
     const agx_regions *R;
     agx_shm *m = NULL;
-    agx_snb s = {0};
-    layout l = {0};
+    agx_snb s;
+    layout l;
+    long long *pend;
     int B, rc;
     if ((rc = agx_alg_param(a, "block", &B)) != MPI_SUCCESS || (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS ||
-        (rc = make_layout(a, &l)) != MPI_SUCCESS)
-        goto out;
-    if (agx_snb_init(&s, R, l.len, B)) {
-        rc = agx_error(MPI_ERR_NO_MEM, "agx_allgather (shm_notify): out of memory");
-        goto out;
-    }
+        (rc = tables(a, R, B, &l, &s, &pend)) != MPI_SUCCESS)
+        return rc;
     size_t doff = agx_ntf_data_offset(s.total);
     if ((rc = agx_ntf_get(a->ctx, R, doff + l.span, &m, "agx_allgather")) != MPI_SUCCESS)
-        goto out;
-    if (!m) { /* agx_shm_notify_violation let it run: cannot happen */
-        rc = agx_error(MPI_ERR_INTERN, "agx_allgather (shm_notify): no notified segment");
-        goto out;
+        return rc;
+    if (!m) /* agx_shm_notify_violation let it run: cannot happen */
+        return agx_error(MPI_ERR_INTERN, "agx_allgather (shm_notify): no notified segment");
+    int held = m->hold != NULL;
+    if (held) { /* overwritten: its release only frees the token */
+        m->hold->m = NULL;
+        m->hold = NULL;
     }
-    int held = m->held;
-    m->held = 0;
     char *data = m->base + doff;
     const void *src = g->sendbuf == MPI_IN_PLACE ? b->buf + agx_blk_displ(b, a->rank) * b->extent : g->sendbuf;
     MPI_Datatype st = g->sendbuf == MPI_IN_PLACE ? b->type : g->sendtype;
@@ -204,20 +217,18 @@ int agx_allgather_intra_shm_notify(const agx_args *a)
         rc = agx_pack((void *)src, sc, st, data + l.off[a->rank], 0); /* line 5 */
     int rc2 = agx_shm_sync(m); /* line 6: reached whatever failed, no local rank waits */
     if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && (rc = agx_ntf_wait_ready(m)) == MPI_SUCCESS)
-        rc = ring(a, R, m, &s, &l, doff);
+        rc = ring(a, R, m, &s, &l, doff, pend);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_sync(m->iwin);
-    if (rc == MPI_SUCCESS && g->shared) {
-        *g->shared = data;
-        m->held = 1;
-    } else if (rc == MPI_SUCCESS) {
-        rc = copy_out(a, &l, data);
+    if (rc != MPI_SUCCESS) /* no other rank may wait for this one's blocks */
+        return agx_ntf_fail(m, rc);
+    if (g->shared) {
+        *g->shared = data; /* agx_allgatherv_shared gives it a hold */
+    } else if ((rc = copy_out(a, &l, data)) != MPI_SUCCESS) {
+        return rc;
     }
-    if (rc == MPI_SUCCESS && held)
+    if (held)
         rc = agx_error(MPI_ERR_OTHER, "agx_allgatherv_shared: the previous result on this communicator was not "
                        "released (agx_shared_release) before this call; it was overwritten");
-out:
-    agx_snb_free(&s);
-    free(l.len);
     return rc;
 }
