@@ -217,6 +217,8 @@ struct agx_ctx {
     int forced[AGX_KIND_LAST][AGX_OP_LAST];
     int env_forced[AGX_KIND_LAST][AGX_OP_LAST];
     char *env_bad[AGX_OP_LAST]; /* unknown name from the environment, reported at first call */
+    long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
+    int nvseen;
     int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
     agx_kind last_kind[AGX_OP_LAST];
     int warned[AGX_KIND_LAST][AGX_OP_LAST];

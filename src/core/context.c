@@ -177,7 +177,10 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
         int idx[AGX_KIND_LAST];
         if (!e || !*e || !strcasecmp(e, "auto"))
             continue;
-        if (!agx_ctx_resolve(ctx, (agx_op)op, e, idx))
+        /* the environment speaks to every communicator: a name of the other kind's table
+         * leaves this one to its default; only a name no table has is an error */
+        if (!agx_ctx_resolve(ctx, (agx_op)op, e, idx) && agx_alg_find((agx_op)op, AGX_KIND_INTRA, e) < 0 &&
+            agx_alg_find((agx_op)op, AGX_KIND_INTER, e) < 0)
             ctx->env_bad[op] = strdup(e);
         for (int k = 0; k < AGX_KIND_LAST; k++)
             ctx->env_forced[k][op] = idx[k];

@@ -11,6 +11,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 /* A rule's region condition: the regions are derived (collectively, once per
@@ -50,6 +51,37 @@ int agx_select_rule(const agx_args *a)
     return agx_alg_find(a->op, a->kind, "native");
 }
 
+/* AGX_VERBOSE=1: each distinct (operation, communicator, size class, choice) once, on
+ * the communicator's rank 0, with why it was chosen. */
+static void verbose(const agx_args *a, int idx, const char *why, const char *detail)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *e = getenv("AGX_VERBOSE");
+        on = e && *e && strcmp(e, "0");
+    }
+    if (!on || a->rank != 0)
+        return;
+    agx_ctx *ctx = a->ctx;
+    int cls = 0;
+    while (cls < 62 && (1LL << cls) <= a->msg_bytes)
+        cls++; /* msg_bytes in [2^(cls-1), 2^cls) */
+    long long key = ((((long long)a->op * AGX_KIND_LAST + a->kind) * 64 + cls) << 16) + idx;
+    for (int i = 0; i < ctx->nvseen; i++)
+        if (ctx->vseen[i] == key)
+            return;
+    if (ctx->nvseen == (int)(sizeof ctx->vseen / sizeof ctx->vseen[0]))
+        return; /* enough said about this communicator */
+    ctx->vseen[ctx->nvseen++] = key;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    MPI_Comm_get_name(ctx->user, name, &len);
+    const agx_alg *alg = agx_alg_at(a->op, a->kind, idx);
+    fprintf(stderr, "agx: %s on %s%s%d ranks (%s), %lld B (class < %lld B): %s (%s%s)\n", agx_op_name(a->op),
+            len ? name : "a communicator", len ? ", " : " of ", a->p, a->kind == AGX_KIND_INTER ? "inter" : "intra",
+            a->msg_bytes, 1LL << cls, alg ? alg->name : "?", why, detail ? detail : "");
+}
+
 int agx_select(agx_args *a, int *index)
 {
     agx_ctx *ctx = a->ctx;
@@ -68,13 +100,16 @@ int agx_select(agx_args *a, int *index)
     int forced = agx_ctx_forced(ctx, op, kind);
     if (forced < 0) {
         *index = agx_select_rule(a);
+        verbose(a, *index, "default rule", NULL);
         return MPI_SUCCESS;
     }
+    const char *how = ctx->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
     const agx_alg *alg = agx_alg_at(op, kind, forced);
     int told;
     const char *why = agx_alg_violation(alg, a, &told);
     if (!why) {
         *index = forced;
+        verbose(a, *index, how, NULL);
         return MPI_SUCCESS;
     }
     if (ctx->fallback_policy == AGX_FALLBACK_ERROR)
@@ -89,6 +124,9 @@ int agx_select(agx_args *a, int *index)
                 agx_op_name(op), alg->name, why, agx_alg_at(op, kind, fb)->name);
     ctx->warned[kind][op] = 1;
     *index = fb;
+    char detail[256];
+    snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the fallback runs", alg->name, why);
+    verbose(a, *index, how, detail);
     return MPI_SUCCESS;
 }
 

@@ -1,0 +1,145 @@
+/*
+ * libagx-preload.so: agx under an unmodified MPI program (PMPI interposition, the way mpiP
+ * and Darshan attach). Loaded with LD_PRELOAD (tools/agxrun --preload), it defines the C
+ * bindings MPI_Allgather, MPI_Allgatherv, MPI_Alltoallv and MPI_Allreduce, each forwarding
+ * to agx_<op> (intra- and inter-communicators), whose `native` algorithm calls PMPI_<op>;
+ * agx itself calls only PMPI_ collectives, so nothing recurses. MPI_Finalize prints what
+ * went through agx when AGX_STATS or AGX_VERBOSE is set.
+ *
+ *   AGX_ENABLE=0              every call goes straight to PMPI_ (agx is not touched)
+ *   AGX_ENABLE=op[,op...]     only those operations through agx (allgather, allgatherv,
+ *                             alltoallv, allreduce); unset or 1: all of them
+ *   AGX_<OP>_ALGORITHM=name   agx's choice forced, as for any agx program
+ *
+ * Fortran and C++: C++ programs call these C bindings, so they are intercepted. MPICH's
+ * Fortran bindings (libmpichfort) call MPI_Allgather and the others, so Fortran programs
+ * are intercepted too; Open MPI 4.1's (libmpi_mpifh, libmpi_usempif08) call PMPI_Allgather
+ * directly, so there Fortran calls bypass agx. tests/preload_check.sh tests each claim
+ * (README.md, "Without changing the program").
+ */
+#include "agx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { NOPS = AGX_OP_LAST, NALG = 32 };
+
+static int on[NOPS], read_done; /* on[op]: through agx (AGX_ENABLE, read at the first call) */
+static long long calls[NOPS];
+static struct {
+    const char *name; /* the registry's (static) name */
+    long long n;
+} used[NOPS][NALG];
+
+static void read_enable(void)
+{
+    const char *e = getenv("AGX_ENABLE");
+    for (int op = 0; op < NOPS; op++) {
+        if (!e || !*e || !strcmp(e, "1"))
+            on[op] = 1;
+        else if (!strcmp(e, "0"))
+            on[op] = 0;
+        else { /* a list of operation names: whole words only */
+            const char *name = agx_op_name((agx_op)op), *s = e;
+            size_t len = strlen(name);
+            on[op] = 0;
+            while ((s = strstr(s, name))) {
+                if ((s == e || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
+                    on[op] = 1;
+                s += len;
+            }
+        }
+    }
+    read_done = 1;
+}
+
+static int enabled(agx_op op)
+{
+    if (!read_done)
+        read_enable();
+    return on[op];
+}
+
+/* The algorithm agx ran, counted by name for the report at MPI_Finalize. */
+static void count(agx_op op, MPI_Comm comm)
+{
+    const char *name = NULL;
+    calls[op]++;
+    if (agx_comm_last_algorithm(comm, op, &name) != MPI_SUCCESS || !name)
+        return;
+    for (int i = 0; i < NALG; i++) {
+        if (!used[op][i].name)
+            used[op][i].name = name;
+        if (used[op][i].name == name || !strcmp(used[op][i].name, name)) {
+            used[op][i].n++;
+            return;
+        }
+    }
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!enabled(AGX_OP_ALLGATHER))
+        return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    int rc = agx_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (rc == MPI_SUCCESS)
+        count(AGX_OP_ALLGATHER, comm);
+    return rc;
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!enabled(AGX_OP_ALLGATHERV))
+        return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    int rc = agx_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    if (rc == MPI_SUCCESS)
+        count(AGX_OP_ALLGATHERV, comm);
+    return rc;
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    if (!enabled(AGX_OP_ALLTOALLV))
+        return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    int rc = agx_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+    if (rc == MPI_SUCCESS)
+        count(AGX_OP_ALLTOALLV, comm);
+    return rc;
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    if (!enabled(AGX_OP_ALLREDUCE))
+        return PMPI_Allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
+    int rc = agx_allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
+    if (rc == MPI_SUCCESS)
+        count(AGX_OP_ALLREDUCE, comm);
+    return rc;
+}
+
+/* The report, on MPI_COMM_WORLD's rank 0: one line per operation it called through agx
+ * ("agx-preload: rank 0: allgather 12 calls through agx: bruck 8, ring 4"). */
+int MPI_Finalize(void)
+{
+    const char *st = getenv("AGX_STATS"), *vb = getenv("AGX_VERBOSE");
+    if ((st && *st && strcmp(st, "0")) || (vb && *vb && strcmp(vb, "0"))) {
+        int rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        for (int op = 0; op < NOPS && rank == 0; op++) {
+            if (!calls[op])
+                continue;
+            char line[1024];
+            int n = snprintf(line, sizeof line, "agx-preload: rank %d: %s %lld calls through agx:", rank,
+                             agx_op_name((agx_op)op), calls[op]);
+            for (int i = 0; i < NALG && used[op][i].name && n < (int)sizeof line; i++)
+                n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %lld", i ? "," : "", used[op][i].name,
+                              used[op][i].n);
+            fprintf(stderr, "%s\n", line);
+        }
+    }
+    return PMPI_Finalize();
+}
