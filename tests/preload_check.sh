@@ -13,7 +13,7 @@ fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -20; fail=1; }
 
 # 1. plain MPI, then through agx with the report
-"${run[@]}" -n 5 "$app" > "$t/out" 2>&1 && ! grep -q "agx" "$t/out" | grep -v preload_app || bad "plain run"
+AGX_STATS=1 "${run[@]}" -n 5 "$app" > "$t/out" 2>&1 && ! grep -q "^agx" "$t/out" || bad "plain run"
 for n in 1 5; do
   AGX_STATS=1 "${run[@]}" -n $n --preload "$lib" "$app" > "$t/out" 2>&1 || { bad "preload -n $n"; continue; }
   for op in allgather allgatherv allreduce alltoallv; do
