@@ -57,18 +57,26 @@ static int leader(const agx_regions *R, int k) { return R->members[R->start[k]];
  * probe also finds failure notices: one for this call stops the poll, one for a later call
  * (its sender is a call ahead) is kept for that call, and an older one (its call ended
  * here before the notice came) is dropped. */
+/* One failure notice if one has come (*got = 1): its call's seq and its sender. The probe
+ * spans the nodes. */
+static int take_notice(const agx_shm *m, int *got, int *seq, int *from)
+{
+    MPI_Status st;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, got, &st);
+    if (rc != MPI_SUCCESS || !*got)
+        return rc;
+    *from = st.MPI_SOURCE;
+    return MPI_Recv(seq, 1, MPI_INT, st.MPI_SOURCE, AGX_NTF_TAG, m->all, MPI_STATUS_IGNORE);
+}
+
 int agx_ntf_idle(agx_shm *m)
 {
-    int flag, seq, rc;
-    MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, &st); /* spans the nodes */
-    if (flag) {
-        if ((rc = MPI_Recv(&seq, 1, MPI_INT, st.MPI_SOURCE, AGX_NTF_TAG, m->all, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            return rc;
-        if (seq >= m->seq) { /* this call's, or a later one's (kept for it) */
-            m->noticed = seq;
-            m->noticer = st.MPI_SOURCE;
-        }
+    int flag, seq, from, rc;
+    if ((rc = take_notice(m, &flag, &seq, &from)) != MPI_SUCCESS)
+        return rc;
+    if (flag && seq >= m->seq) { /* this call's, or a later one's (kept for it) */
+        m->noticed = seq;
+        m->noticer = from;
     }
     if (m->noticed == m->seq)
         return agx_error(MPI_ERR_OTHER, "agx_allgather (shm_notify): rank %d of the communicator failed during this "
@@ -99,11 +107,9 @@ int agx_ntf_fail(agx_shm *m, int rc)
 
 void agx_ntf_drain(agx_shm *m)
 {
-    int flag = 1, seq;
-    MPI_Status st;
-    while (m->all != MPI_COMM_NULL && flag &&
-           MPI_Iprobe(MPI_ANY_SOURCE, AGX_NTF_TAG, m->all, &flag, &st) == MPI_SUCCESS && flag)
-        MPI_Recv(&seq, 1, MPI_INT, st.MPI_SOURCE, AGX_NTF_TAG, m->all, MPI_STATUS_IGNORE);
+    int flag = 1, seq, from;
+    while (m->all != MPI_COMM_NULL && flag && take_notice(m, &flag, &seq, &from) == MPI_SUCCESS)
+        ;
 }
 
 /* Test hook: AGX_TEST_NTF_FAIL=RANK:CALL makes that rank's puts fail at that call (the

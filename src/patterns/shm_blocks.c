@@ -16,7 +16,7 @@ long long agx_snb_count(const long long *len, int p, long long B)
     long long n = 0;
     B = B > 0 ? B : 1;
     for (int i = 0; i < p; i++)
-        n += (len[i] + B - 1) / B; /* Eq. 3 */
+        n += agx_snb_blocks(len[i], B);
     return n;
 }
 
@@ -30,7 +30,7 @@ void agx_snb_init(agx_snb *s, const agx_regions *R, const long long *len, long l
         s->node_first[k] = id;
         for (int v = R->start[k]; v < R->start[k + 1]; v++) {
             s->first[v] = id;
-            id += (len[R->members[v]] + s->B - 1) / s->B; /* Eq. 3 */
+            id += agx_snb_blocks(len[R->members[v]], s->B);
         }
     }
     s->node_first[R->r] = s->first[R->p] = s->total = id;

@@ -25,6 +25,8 @@ typedef struct {
     const long long *len;   /* bytes of each rank's contribution (by rank) */
 } agx_snb;
 
+/* Eq. 3: the blocks of a contribution of len bytes cut at B bytes (B >= 1). */
+static inline long long agx_snb_blocks(long long len, long long B) { return (len + B - 1) / B; }
 /* The long longs agx_snb_init needs for its tables on p processes in r regions. */
 size_t agx_snb_tables(int p, int r);
 /* Blocks of all p contributions len[rank] (bytes) cut at B bytes (Eq. 3): s->total. */

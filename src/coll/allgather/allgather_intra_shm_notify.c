@@ -173,7 +173,7 @@ static int tables(const agx_args *a, const agx_regions *R, int B, layout *l, agx
     const agx_blocks *b = &a->u.ag.blk;
     long long total = 0, bb = B > 0 ? B : 1;
     for (int i = 0; i < a->p; i++)
-        total += ((long long)agx_blk_count(b, i) * b->type_size + bb - 1) / bb; /* agx_snb_count */
+        total += agx_snb_blocks((long long)agx_blk_count(b, i) * b->type_size, bb);
     size_t nt = agx_snb_tables(R->p, R->r), n = 2 * (size_t)a->p + nt + (size_t)total;
     void *data;
     long long *mem;
