@@ -299,7 +299,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     const char *ran;
     agx_comm_last_algorithm(comm, o->op, &ran);
-    snprintf(rec->alg, sizeof rec->alg, shared ? "zero_copy(%s)" : "%s", ran);
+    snprintf(rec->alg, sizeof rec->alg, shared ? "zero_copy(%s)" : strcasecmp(alg, "auto") ? "%s" : "auto(%s)", ran);
     rec->bytes = bytes;
     rec->validated = o->check && okall;
     rec->counted = strcmp(ran, "native") != 0;

@@ -10,6 +10,7 @@
 #define AGX_H
 
 #include <mpi.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,7 @@ extern "C" {
 
 #define AGX_VERSION_MAJOR 0
 #define AGX_VERSION_MINOR 1
+#define AGX_VERSION_PATCH 0
 
 /* Collective operations agx implements. */
 typedef enum {
@@ -273,6 +275,10 @@ int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost,
                           const char **citation);
 /* "allgather", "allgatherv", "alltoallv"; NULL for an invalid op. */
 const char *agx_op_name(agx_op op);
+/* What agx is and will do on comm, printed to out by its rank 0 (collective: every rank
+ * calls it): version, MPI library, the registry, the communicator's regions (nodes), and
+ * the rules in force (environment, AGX_TUNING_FILE, built-in default). tools: agx-info. */
+int agx_print_info(MPI_Comm comm, FILE *out);
 
 /* ---- counters --------------------------------------------------------------------------
  * Per process, summed over communicators: messages and bytes sent by agx algorithms,

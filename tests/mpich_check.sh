@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The no-hang suite on the second MPI: agx built against MPICH (in BUILD/mpich), then
 # test_badinput on 1, 2, 4 and 5 ranks, the fatal-handler cases, test_api and the
-# intergroup and alltoallv differential tests, the two-phase write against MPICH's ROMIO, shm_notify on 2 emulated nodes, the preload library (tests/preload_check.sh), all through tools/agxrun --mpi mpich under timeouts.
+# intergroup and alltoallv differential tests, the two-phase write against MPICH's ROMIO, shm_notify on 2 emulated nodes, the preload library (tests/preload_check.sh), rules files (tests/rules_check.sh), all through tools/agxrun --mpi mpich under timeouts.
 #   tests/mpich_check.sh SRC BUILD
 set -u
 src=$1 build=$2 b=$2/mpich
 command -v mpicc.mpich >/dev/null || { echo "MPICH is not installed: run tools/bootstrap"; exit 1; }
 cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
   -DAGX_PC_MPI=mpich > "$b.log" 2>&1 &&
-  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_allreduce test_shm_notify agx-preload preload_app agx-bench >> "$b.log" 2>&1 ||
+  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_allreduce test_shm_notify agx-preload preload_app agx-bench agx-info >> "$b.log" 2>&1 ||
   { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
 run="$src/tools/agxrun --mpi mpich --timeout 240"
 fail=0
@@ -22,4 +22,5 @@ $run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)";
 AGX_TEST_CALLS=300 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" --quick || { echo "FAIL: test_shm_notify ($?)"; fail=1; }
 AGX_TEST_NTF_FAIL=2:3 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" || { echo "FAIL: test_shm_notify fault ($?)"; fail=1; }
 "$src/tests/preload_check.sh" "$src" "$b" mpich || { echo "FAIL: preload_check (mpich)"; fail=1; }
+"$src/tests/rules_check.sh" "$src" "$b" mpich || { echo "FAIL: rules_check (mpich)"; fail=1; }
 exit $fail

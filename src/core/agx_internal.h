@@ -117,6 +117,7 @@ typedef struct {
     int inter;            /* an inter call: inter-communicator or colour split */
     long long msg_bytes;  /* the size the selection rules look at (allgather: the result) */
     const agx_a2a_pattern *pattern; /* alltoallv: the call's pattern (selection reads it) */
+    const struct agx_rule *rule; /* the rules file's row that chose (its parameters), or NULL */
     union {               /* the per-operation part */
         agx_ag_args ag;
         agx_a2a_args a2a;
@@ -160,16 +161,32 @@ struct agx_alg {
     int raw;                    /* inter: reads the user's buffers itself (no byte view) */
 };
 
-/* Default rule: the first row whose conditions hold chooses (data, not code). */
+/* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).
+ * Written "lo-hi" (inclusive) in rules files and the environment (src/core/rules.c). */
 typedef struct {
-    long long below_bytes;      /* msg_bytes < below_bytes; 0: any size */
+    long long lo, end;
+} agx_span;
+
+/* A selection rule: the built-in default (each table's `rules`, the first row whose
+ * conditions hold choosing), a rules file's row (AGX_TUNING_FILE) or an item of the
+ * environment's size-ranged form. Data, not code. */
+typedef struct agx_rule {
+    agx_span bytes;            /* the call's msg_bytes */
+    agx_span size;             /* p */
+    agx_span ppn;              /* the most processes of one region (node) */
+    agx_span nodes;            /* regions (nodes) the communicator spans */
     int pow2;                   /* 1: p must be a power of two */
-    int min_p;                  /* p >= min_p */
-    int min_regions;            /* the communicator spans >= min_regions regions (nodes) */
     /* alltoallv's pattern (0: any): |R| <= recv_pct_max % of p; the most senders of one
      * receiver >= send_pct_min % of p, or < send_pct_max % of p */
     int recv_pct_max, send_pct_min, send_pct_max;
     const char *alg;
+    /* rules file: the parameters it sets, its line; file and environment rules: the
+     * algorithm's index in each kind's table (-1: not there) */
+    int nparams;
+    const char *pname[AGX_MAX_PARAMS];
+    int pval[AGX_MAX_PARAMS];
+    int line;
+    int kidx[AGX_KIND_LAST];
 } agx_rule;
 
 struct agx_table {
@@ -201,6 +218,26 @@ const char *agx_alg_violation(const agx_alg *alg, const agx_args *a, int *told);
  * code when the environment's value is malformed. */
 int agx_alg_param(const agx_args *a, const char *name, int *value);
 
+/* ---- selection rules (src/core/rules.c, rules_file.c) ---------------------------------- */
+/* "lo-hi" (inclusive), "lo-", "N"; K, M, G multiply by 1024. 0, or -1 when malformed. */
+int agx_span_parse(const char *s, agx_span *r);
+int agx_span_holds(agx_span r, long long x);
+int agx_span_meet(agx_span a, agx_span b);
+void agx_span_text(agx_span r, char *buf, size_t len);
+/* Whether the rule's conditions hold for the call (derives the regions when it asks). */
+int agx_rule_holds(const agx_rule *r, const agx_args *a);
+/* The environment's value for op ("alg[:bytes],..."), items resolved per kind. *why: a
+ * message when the value is wrong (then no rules). */
+int agx_env_rules(const agx_ctx *ctx, agx_op op, const char *value, agx_rule **out, int *n, char **why);
+void agx_env_rules_free(agx_rule *rules, int n);
+/* The rules file: its rows for (op, kind), its path (NULL: none), agreement on it by the
+ * communicator (sets ctx->rules_on or ctx->rules_bad), and its release at finalize. */
+const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n);
+const char *agx_rules_path(void);
+int agx_rules_agree(agx_ctx *ctx);
+void agx_rules_free(void);
+void agx_rules_reset(void);
+
 /* ---- per-communicator context (MPI attribute caching) ---------------------------------- */
 enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
 
@@ -215,8 +252,13 @@ struct agx_ctx {
     /* Choices per (table kind, op): an intra-communicator also serves the colour-split
      * intergroup calls from the inter table. Table index, -1: none. */
     int forced[AGX_KIND_LAST][AGX_OP_LAST];
-    int env_forced[AGX_KIND_LAST][AGX_OP_LAST];
-    char *env_bad[AGX_OP_LAST]; /* unknown name from the environment, reported at first call */
+    int env_forced[AGX_KIND_LAST][AGX_OP_LAST]; /* the environment's one name, -1: none */
+    agx_rule *env_rules[AGX_OP_LAST]; /* its size-ranged form (bruck:0-8K,ring), in order */
+    int env_n[AGX_OP_LAST];
+    char *env_bad[AGX_OP_LAST]; /* what is wrong with the environment's value, reported at
+                                 * each call */
+    int rules_on;               /* the rules file is agreed on: its rows choose */
+    char *rules_bad;            /* why the rules file cannot be used, reported at each call */
     long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
     int nvseen;
     int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
@@ -355,8 +397,9 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
 int agx_self_comm(MPI_Comm *out);
 /* 1 for a predefined (named) datatype. */
 int agx_type_is_named(MPI_Datatype t);
-/* MPI_ERR_TYPE (made) for MPI_DATATYPE_NULL or an uncommitted type, else MPI_SUCCESS. */
-int agx_type_check(MPI_Datatype t, const char *what);
+/* MPI_ERR_TYPE (made) for MPI_DATATYPE_NULL or an uncommitted type, else MPI_SUCCESS;
+ * the message names "fn: what". */
+int agx_type_check(MPI_Datatype t, const char *fn, const char *what);
 /* Pack count elements of t at `typed` into contiguous bytes (unpack: the reverse), in
  * pieces whose packed size fits an int. */
 int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpack);

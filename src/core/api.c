@@ -49,7 +49,6 @@ int agx_check_comm(agx_args *a, const char *fn)
 static int check_args(agx_args *a, int color, const char *fn)
 {
     const agx_ag_args *g = &a->u.ag;
-    char what[96];
     int rc;
     if (color < -1 || (a->inter && color < 0 && a->ctx->kind == AGX_KIND_INTRA))
         return agx_error(MPI_ERR_ARG, "%s: negative colour %d (0: group A, > 0: group B)", fn, color);
@@ -60,14 +59,12 @@ static int check_args(agx_args *a, int color, const char *fn)
     } else {
         if (g->sendcount < 0)
             return agx_error(MPI_ERR_COUNT, "%s: negative sendcount %d", fn, g->sendcount);
-        snprintf(what, sizeof what, "%s: sendtype", fn);
-        if ((rc = agx_type_check(g->sendtype, what)) != MPI_SUCCESS)
+        if ((rc = agx_type_check(g->sendtype, fn, "sendtype")) != MPI_SUCCESS)
             return rc;
         if ((rc = agx_check_buffer(g->sendbuf, g->sendcount, g->sendtype, "sendbuf")) != MPI_SUCCESS)
             return rc;
     }
-    snprintf(what, sizeof what, "%s: recvtype", fn);
-    if ((rc = agx_type_check(g->recvtype, what)) != MPI_SUCCESS)
+    if ((rc = agx_type_check(g->recvtype, fn, "recvtype")) != MPI_SUCCESS)
         return rc;
     if (a->op == AGX_OP_ALLGATHER && g->recvcount < 0)
         return agx_error(MPI_ERR_COUNT, "%s: negative recvcount %d", fn, g->recvcount);

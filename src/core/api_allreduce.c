@@ -15,12 +15,10 @@
 static int check_args(agx_args *a, const char *fn)
 {
     agx_ar_args *g = &a->u.ar;
-    char what[96];
     int rc, size;
     if (g->count < 0)
         return agx_error(MPI_ERR_COUNT, "%s: count %d is negative", fn, g->count);
-    snprintf(what, sizeof what, "%s: datatype", fn);
-    if ((rc = agx_type_check(g->type, what)) != MPI_SUCCESS)
+    if ((rc = agx_type_check(g->type, fn, "datatype")) != MPI_SUCCESS)
         return rc;
     if (g->op == MPI_OP_NULL)
         return agx_error(MPI_ERR_OP, "%s: op is MPI_OP_NULL", fn);

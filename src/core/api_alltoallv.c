@@ -107,16 +107,13 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
     agx_a2a_args *g = &a->u.a2a;
     int p = a->p, rc, in_place = g->sendbuf == MPI_IN_PLACE;
     long long se = 0, re = 0;
-    char what[96];
     if ((rc = agx_a2a_env(g)) != MPI_SUCCESS)
         return rc;
     if (!g->recvcounts || !g->rdispls || (!in_place && (!g->sendcounts || !g->sdispls)))
         return agx_error(MPI_ERR_ARG, "%s: a count or displacement array is NULL", fn);
-    snprintf(what, sizeof what, "%s: recvtype", fn);
-    if ((rc = agx_type_check(g->recvtype, what)) != MPI_SUCCESS)
+    if ((rc = agx_type_check(g->recvtype, fn, "recvtype")) != MPI_SUCCESS)
         return rc;
-    snprintf(what, sizeof what, "%s: sendtype", fn);
-    if (!in_place && (rc = agx_type_check(g->sendtype, what)) != MPI_SUCCESS)
+    if (!in_place && (rc = agx_type_check(g->sendtype, fn, "sendtype")) != MPI_SUCCESS)
         return rc;
     if ((rc = side_layout(&g->rblk, g->recvbuf, g->recvcounts, g->rdispls, g->recvtype, p, "recvcounts", fn,
                           &re)) != MPI_SUCCESS ||

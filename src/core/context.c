@@ -33,8 +33,11 @@ static void ctx_free(agx_ctx *ctx)
     agx_shm_free(ctx->shm[0]), agx_shm_free(ctx->shm[1]); /* their windows first */
     if (ctx->pcomm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->pcomm);
-    for (int op = 0; op < AGX_OP_LAST; op++)
+    for (int op = 0; op < AGX_OP_LAST; op++) {
         free(ctx->env_bad[op]);
+        agx_env_rules_free(ctx->env_rules[op], ctx->env_n[op]);
+    }
+    free(ctx->rules_bad);
     agx_pat_ctx_free(ctx);
     if (ctx->a2a)
         agx_a2a_pattern_free(ctx->a2a);
@@ -107,6 +110,7 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
             break;
         ctx_free(ctx);
     }
+    agx_rules_reset();
     atomic_store(&keyvals_ready, 0);
     MPI_Comm_free_keyval(&comm_keyval);
     MPI_Comm_free_keyval(&self_keyval);
@@ -169,28 +173,36 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     MPI_Comm_rank(comm, &ctx->rank);
     MPI_Comm_size(comm, &ctx->p);
     ctx->fallback_policy = fallback_from_env();
-    for (int op = 0; op < AGX_OP_LAST; op++) {
-        ctx->last[op] = -1;
-        for (int k = 0; k < AGX_KIND_LAST; k++)
-            ctx->forced[k][op] = ctx->env_forced[k][op] = -1;
-        const char *e = getenv(agx_op_get((agx_op)op)->env);
-        int idx[AGX_KIND_LAST];
-        if (!e || !*e || !strcasecmp(e, "auto"))
-            continue;
-        /* the environment speaks to every communicator: a name of the other kind's table
-         * leaves this one to its default; only a name no table has is an error */
-        if (!agx_ctx_resolve(ctx, (agx_op)op, e, idx) && agx_alg_find((agx_op)op, AGX_KIND_INTRA, e) < 0 &&
-            agx_alg_find((agx_op)op, AGX_KIND_INTER, e) < 0)
-            ctx->env_bad[op] = strdup(e);
-        for (int k = 0; k < AGX_KIND_LAST; k++)
-            ctx->env_forced[k][op] = idx[k];
-    }
     pthread_mutex_lock(&lock);
     ctx->next = live;
     if (live)
         live->prev = ctx;
     live = ctx;
     pthread_mutex_unlock(&lock);
+    for (int op = 0; op < AGX_OP_LAST; op++) {
+        ctx->last[op] = -1;
+        for (int k = 0; k < AGX_KIND_LAST; k++)
+            ctx->forced[k][op] = ctx->env_forced[k][op] = -1;
+        const char *e = getenv(agx_op_get((agx_op)op)->env);
+        if (!e || !*e || !strcasecmp(e, "auto"))
+            continue;
+        /* the environment speaks to every communicator: a name of the other kind's table
+         * leaves this one to its default; only a name no table has is an error */
+        agx_rule *r;
+        int n;
+        if ((rc = agx_env_rules(ctx, (agx_op)op, e, &r, &n, &ctx->env_bad[op])) != MPI_SUCCESS) {
+            ctx_free(ctx);
+            return rc;
+        }
+        if (n == 1 && r[0].bytes.lo == 0 && r[0].bytes.end == 0) { /* one name: forced */
+            for (int k = 0; k < AGX_KIND_LAST; k++)
+                ctx->env_forced[k][op] = r[0].kidx[k];
+            agx_env_rules_free(r, n);
+        } else {
+            ctx->env_rules[op] = r;
+            ctx->env_n[op] = n;
+        }
+    }
     if ((rc = MPI_Comm_set_attr(comm, comm_keyval, ctx)) != MPI_SUCCESS) {
         ctx_free(ctx);
         return rc;
@@ -230,6 +242,8 @@ int agx_ctx_setup(agx_ctx *ctx)
         if ((rc = MPI_Comm_dup(ctx->user, &ctx->pcomm)) != MPI_SUCCESS)
             return rc;
         MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
+        if ((rc = agx_rules_agree(ctx)) != MPI_SUCCESS)
+            return rc;
     }
     if (agx_stats_enabled() && !ctx->reg && ctx->kind == AGX_KIND_INTRA) {
         const agx_regions *reg;

@@ -7,6 +7,10 @@
 
 int agx_type_is_named(MPI_Datatype t)
 {
+    /* the common ones without a call into MPI (each call is on every collective's path) */
+    if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_INT || t == MPI_UNSIGNED || t == MPI_LONG ||
+        t == MPI_LONG_LONG || t == MPI_FLOAT || t == MPI_DOUBLE)
+        return 1;
     int ni, na, nd, comb;
     MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
     return comb == MPI_COMBINER_NAMED;
@@ -110,10 +114,10 @@ int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpac
     return rc;
 }
 
-int agx_type_check(MPI_Datatype t, const char *what)
+int agx_type_check(MPI_Datatype t, const char *fn, const char *what)
 {
     if (t == MPI_DATATYPE_NULL)
-        return agx_error(MPI_ERR_TYPE, "%s is MPI_DATATYPE_NULL", what);
+        return agx_error(MPI_ERR_TYPE, "%s: %s is MPI_DATATYPE_NULL", fn, what);
     if (agx_type_is_named(t))
         return MPI_SUCCESS;
     /* packing nothing still checks the type: an uncommitted one fails here, on every rank
@@ -122,6 +126,6 @@ int agx_type_check(MPI_Datatype t, const char *what)
     char dummy[1];
     int pos = 0, rc = agx_self_comm(&self);
     if (rc == MPI_SUCCESS && MPI_Pack(dummy, 0, t, dummy, 1, &pos, self) != MPI_SUCCESS)
-        return agx_error(MPI_ERR_TYPE, "%s is not a committed datatype (MPI_Type_commit)", what);
+        return agx_error(MPI_ERR_TYPE, "%s: %s is not a committed datatype (MPI_Type_commit)", fn, what);
     return rc;
 }

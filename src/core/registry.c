@@ -107,7 +107,10 @@ int agx_alg_param(const agx_args *a, const char *name, int *value)
         long long v = pm->def;
         if (strcmp(pm->name, name))
             continue;
-        if (agx_env_int(pm->env, pm->min, pm->max, &v) < 0)
+        for (int j = 0; a->rule && j < a->rule->nparams; j++) /* the rules file's row sets it */
+            if (!strcmp(a->rule->pname[j], name))
+                v = a->rule->pval[j];
+        if (agx_env_int(pm->env, pm->min, pm->max, &v) < 0) /* the environment overrides */
             return agx_error(MPI_ERR_ARG, "%s=%s: expected an integer in [%d, %d] (%s)", pm->env,
                              getenv(pm->env), pm->min, pm->max, pm->desc);
         *value = (int)v;

@@ -1,11 +1,14 @@
 /*
- * Algorithm selection for one call: the communicator's forced choice, else the
- * environment's, else the table's default rule. A forced algorithm that cannot run on
- * this call falls back to its declared fallback (or the default rule) under the
- * communicator's AGX_FALLBACK policy.
- *
- * The default rule is data: each table's `rules` (src/coll/<op>/<op>_table.c), the first
- * row whose conditions hold choosing. docs/algorithms.md gives the rules in force.
+ * Algorithm selection for one call, the first that speaks choosing:
+ *   1. the communicator's forced choice (agx_comm_set_algorithm);
+ *   2. the environment (AGX_<OP>_ALGORITHM): one name, or the first item of its
+ *      size-ranged form whose range holds (bruck:0-8K,ring);
+ *   3. the rules file's row for the call's shape (AGX_TUNING_FILE, rules_file.c);
+ *   4. the built-in default: each table's `rules` (src/coll/<op>/<op>_table.c), the first
+ *      row whose conditions hold choosing.
+ * A forced algorithm (1, 2) that cannot run on this call falls back to its declared
+ * fallback (or the default) under the communicator's AGX_FALLBACK policy; a rules-file
+ * row that cannot run gives way to the default. docs/algorithms.md gives the rules.
  */
 #include "agx_internal.h"
 
@@ -14,35 +17,12 @@
 #include <string.h>
 #include <strings.h>
 
-/* A rule's region condition: the regions are derived (collectively, once per
- * communicator: every rank selects at the same call) only when a rule asks. */
-static int regions_hold(const agx_rule *r, const agx_args *a)
-{
-    const agx_regions *R;
-    return r->min_regions <= 1 || (agx_ctx_regions(a->ctx, &R) == MPI_SUCCESS && R->r >= r->min_regions);
-}
-
-/* A rule's pattern conditions (alltoallv), against the call's pattern. */
-static int pattern_holds(const agx_rule *r, const agx_args *a)
-{
-    const agx_a2a_pattern *pt = a->pattern;
-    if (!r->recv_pct_max && !r->send_pct_min && !r->send_pct_max)
-        return 1;
-    if (!pt)
-        return 0;
-    long long p = pt->p;
-    return (!r->recv_pct_max || pt->nrecv * 100LL <= r->recv_pct_max * p) &&
-           (!r->send_pct_min || pt->smax * 100LL >= r->send_pct_min * p) &&
-           (!r->send_pct_max || pt->smax * 100LL < r->send_pct_max * p);
-}
-
 int agx_select_rule(const agx_args *a)
 {
     const agx_table *t = a->table;
     for (int i = 0; i < t->nrules; i++) {
         const agx_rule *r = &t->rules[i];
-        if ((r->below_bytes == 0 || a->msg_bytes < r->below_bytes) && (!r->pow2 || agx_is_pow2(a->p)) &&
-            a->p >= r->min_p && pattern_holds(r, a) && regions_hold(r, a)) {
+        if (agx_rule_holds(r, a)) {
             int idx = agx_alg_find(a->op, a->kind, r->alg);
             if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;
@@ -82,27 +62,69 @@ static void verbose(const agx_args *a, int idx, const char *why, const char *det
             a->msg_bytes, 1LL << cls, alg ? alg->name : "?", why, detail ? detail : "");
 }
 
+/* The environment's choice for the call: its one name, else the first item of the
+ * size-ranged form whose range holds and whose name this table has; -1: none. */
+static int env_choice(const agx_args *a)
+{
+    const agx_ctx *ctx = a->ctx;
+    if (ctx->env_forced[a->kind][a->op] >= 0)
+        return ctx->env_forced[a->kind][a->op];
+    for (int i = 0; i < ctx->env_n[a->op]; i++) {
+        const agx_rule *r = &ctx->env_rules[a->op][i];
+        if (r->kidx[a->kind] >= 0 && agx_span_holds(r->bytes, a->msg_bytes))
+            return r->kidx[a->kind];
+    }
+    return -1;
+}
+
+/* The rules file's row for the call, when its algorithm can run here; else the default. */
+static int file_or_default(agx_args *a, int *index)
+{
+    int n = 0;
+    const agx_rule *rows = a->ctx->rules_on ? agx_rules_file(a->op, a->kind, &n) : NULL;
+    char why[512];
+    for (int i = 0; i < n; i++) {
+        if (!agx_rule_holds(&rows[i], a))
+            continue;
+        const agx_alg *alg = agx_alg_at(a->op, a->kind, rows[i].kidx[a->kind]);
+        const char *no = agx_alg_violation(alg, a, NULL);
+        int at = snprintf(why, sizeof why, "rules file %s:%d", agx_rules_path(), rows[i].line);
+        for (int j = 0; j < rows[i].nparams && at > 0 && at < (int)sizeof why; j++)
+            at += snprintf(why + at, sizeof why - (size_t)at, ", %s=%d", rows[i].pname[j], rows[i].pval[j]);
+        if (!no) {
+            a->rule = &rows[i];
+            *index = rows[i].kidx[a->kind];
+            verbose(a, *index, why, NULL);
+            return MPI_SUCCESS;
+        }
+        char detail[256];
+        snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the default rule runs", alg->name, no);
+        *index = agx_select_rule(a);
+        verbose(a, *index, why, detail);
+        return MPI_SUCCESS;
+    }
+    *index = agx_select_rule(a);
+    verbose(a, *index, "default rule", NULL);
+    return MPI_SUCCESS;
+}
+
 int agx_select(agx_args *a, int *index)
 {
     agx_ctx *ctx = a->ctx;
     agx_op op = a->op;
     agx_kind kind = a->kind;
-    char names[512];
 
-    if (ctx->env_bad[op] && ctx->forced[kind][op] < 0) {
-        agx_alg_names(op, kind, names, sizeof names);
-        return agx_error(MPI_ERR_ARG, "unknown %s algorithm '%s' in %s; valid: %s", agx_op_name(op),
-                         ctx->env_bad[op], agx_op_get(op)->env, names);
-    }
+    a->rule = NULL;
+    if (ctx->env_bad[op] && ctx->forced[kind][op] < 0)
+        return agx_error(MPI_ERR_ARG, "%s", ctx->env_bad[op]);
     if (ctx->fallback_policy < 0)
         return agx_error(MPI_ERR_ARG, "AGX_FALLBACK='%s' in the environment is none of error, warn, "
                          "silent", getenv("AGX_FALLBACK") ? getenv("AGX_FALLBACK") : "");
-    int forced = agx_ctx_forced(ctx, op, kind);
-    if (forced < 0) {
-        *index = agx_select_rule(a);
-        verbose(a, *index, "default rule", NULL);
-        return MPI_SUCCESS;
-    }
+    if (ctx->rules_bad && ctx->forced[kind][op] < 0 && env_choice(a) < 0)
+        return agx_error(MPI_ERR_ARG, "%s", ctx->rules_bad);
+    int forced = ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : env_choice(a);
+    if (forced < 0)
+        return file_or_default(a, index);
     const char *how = ctx->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
     const agx_alg *alg = agx_alg_at(op, kind, forced);
     int told;

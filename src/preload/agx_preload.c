@@ -26,15 +26,23 @@
 enum { NOPS = AGX_OP_LAST, NALG = 32 };
 
 static int on[NOPS], read_done; /* on[op]: through agx (AGX_ENABLE, read at the first call) */
+static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
 static long long calls[NOPS];
 static struct {
     const char *name; /* the registry's (static) name */
     long long n;
 } used[NOPS][NALG];
 
+static int set(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0");
+}
+
 static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
+    report = set("AGX_STATS") || set("AGX_VERBOSE");
     for (int op = 0; op < NOPS; op++) {
         if (!e || !*e || !strcmp(e, "1"))
             on[op] = 1;
@@ -65,6 +73,8 @@ static int enabled(agx_op op)
 static void count(agx_op op, MPI_Comm comm)
 {
     const char *name = NULL;
+    if (!report) /* the report is all the counts are for: no cost per call without it */
+        return;
     calls[op]++;
     if (agx_comm_last_algorithm(comm, op, &name) != MPI_SUCCESS || !name)
         return;
@@ -125,8 +135,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype d
  * ("agx-preload: rank 0: allgather 12 calls through agx: bruck 8, ring 4"). */
 int MPI_Finalize(void)
 {
-    const char *st = getenv("AGX_STATS"), *vb = getenv("AGX_VERBOSE");
-    if ((st && *st && strcmp(st, "0")) || (vb && *vb && strcmp(vb, "0"))) {
+    if (set("AGX_STATS") || set("AGX_VERBOSE")) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         for (int op = 0; op < NOPS && rank == 0; op++) {

@@ -93,8 +93,8 @@ static const agx_alg intra[] = {
 /* MPICH's allgather thresholds: Bruck for short results, recursive doubling for medium
  * ones on a power of two, the ring for long ones. */
 static const agx_rule intra_rules[] = {
-    {.below_bytes = 80 * 1024, .alg = "bruck"},
-    {.below_bytes = 512 * 1024, .pow2 = 1, .alg = "recursive_doubling"},
+    {.bytes = {0, 80 * 1024}, .alg = "bruck"},
+    {.bytes = {0, 512 * 1024}, .pow2 = 1, .alg = "recursive_doubling"},
     {.alg = "ring"},
 };
 

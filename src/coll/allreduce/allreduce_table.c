@@ -84,10 +84,10 @@ static const agx_alg intra[] = {
  * doubling; long ones by Rabenseifner (commutative ops), else recursive doubling. 2 KiB
  * is MPICH's short/long threshold. */
 static const agx_rule intra_rules[] = {
-    {.min_regions = 2, .below_bytes = 8192, .alg = "dissemination_radix"},
-    {.min_regions = 2, .below_bytes = 131072, .alg = "dissemination_shm"},
-    {.below_bytes = 2048, .alg = "dissemination"},
-    {.below_bytes = 2048, .alg = "recursive_doubling"},
+    {.nodes = {2, 0}, .bytes = {0, 8192}, .alg = "dissemination_radix"},
+    {.nodes = {2, 0}, .bytes = {0, 131072}, .alg = "dissemination_shm"},
+    {.bytes = {0, 2048}, .alg = "dissemination"},
+    {.bytes = {0, 2048}, .alg = "recursive_doubling"},
     {.alg = "rabenseifner"},
     {.alg = "recursive_doubling"},
 };
