@@ -33,14 +33,19 @@ int agx_select_rule(const agx_args *a)
 
 /* AGX_VERBOSE=1: each distinct (operation, communicator, size class, choice) once, on
  * the communicator's rank 0, with why it was chosen. */
-static void verbose(const agx_args *a, int idx, const char *why, const char *detail)
+static int verbose_on(void)
 {
     static int on = -1;
     if (on < 0) {
         const char *e = getenv("AGX_VERBOSE");
         on = e && *e && strcmp(e, "0");
     }
-    if (!on || a->rank != 0)
+    return on;
+}
+
+static void verbose(const agx_args *a, int idx, const char *why, const char *detail)
+{
+    if (!verbose_on() || a->rank != 0)
         return;
     agx_ctx *ctx = a->ctx;
     int cls = 0;
@@ -88,7 +93,7 @@ static int file_or_default(agx_args *a, int *index)
             continue;
         const agx_alg *alg = agx_alg_at(a->op, a->kind, rows[i].kidx[a->kind]);
         const char *no = agx_alg_violation(alg, a, NULL);
-        int at = snprintf(why, sizeof why, "rules file %s:%d", agx_rules_path(), rows[i].line);
+        int at = verbose_on() ? snprintf(why, sizeof why, "rules file %s:%d", agx_rules_path(), rows[i].line) : 0;
         for (int j = 0; j < rows[i].nparams && at > 0 && at < (int)sizeof why; j++)
             at += snprintf(why + at, sizeof why - (size_t)at, ", %s=%d", rows[i].pname[j], rows[i].pval[j]);
         if (!no) {
@@ -98,7 +103,9 @@ static int file_or_default(agx_args *a, int *index)
             return MPI_SUCCESS;
         }
         char detail[256];
-        snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the default rule runs", alg->name, no);
+        if (verbose_on())
+            snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the default rule runs", alg->name,
+                     no);
         *index = agx_select_rule(a);
         verbose(a, *index, why, detail);
         return MPI_SUCCESS;
@@ -147,7 +154,8 @@ int agx_select(agx_args *a, int *index)
     ctx->warned[kind][op] = 1;
     *index = fb;
     char detail[256];
-    snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the fallback runs", alg->name, why);
+    if (verbose_on())
+        snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the fallback runs", alg->name, why);
     verbose(a, *index, how, detail);
     return MPI_SUCCESS;
 }
