@@ -302,7 +302,15 @@ int agx_rules_agree(agx_ctx *ctx)
     int mine = F.err ? agx_error(F.missing ? MPI_ERR_NO_SUCH_FILE : MPI_ERR_ARG, "%s", F.err) : MPI_SUCCESS;
     long long v[2] = {(long long)(F.hash >> 1), -(long long)(F.hash >> 1)};
     pthread_mutex_unlock(&flock);
+    long long own[2] = {v[0], v[1]};
     int rc = agx_agree(ctx->pcomm, ctx->rank, mine, v, 2, "AGX_TUNING_FILE", "could not use it");
+    if (ctx->kind == AGX_KIND_INTER) {
+        /* an inter-communicator's allreduce gives each group the other group's verdict and
+         * values: a second round, carrying both, gives every process everyone's */
+        v[0] = v[0] > own[0] ? v[0] : own[0];
+        v[1] = v[1] > own[1] ? v[1] : own[1];
+        rc = agx_agree(ctx->pcomm, ctx->rank, rc, v, 2, "AGX_TUNING_FILE", "could not use it");
+    }
     if (rc == MPI_SUCCESS && v[0] != -v[1])
         rc = agx_error(MPI_ERR_ARG, "AGX_TUNING_FILE=%s differs between the ranks of this communicator "
                        "(each node reads its own copy: make them the same)", path);
