@@ -317,7 +317,7 @@ int agx_rules_agree(agx_ctx *ctx)
     if (rc != MPI_SUCCESS) {
         char s[MPI_MAX_ERROR_STRING];
         int l = 0;
-        MPI_Error_string(rc, s, &l);
+        agx_error_string(rc, s, &l); /* agx's own message (MPICH's MPI_Error_string may not give it) */
         free(ctx->rules_bad);
         ctx->rules_bad = strdup(strncmp(s, "agx: ", 5) ? s : s + 5); /* agx_error adds it again */
     }
