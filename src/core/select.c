@@ -127,9 +127,9 @@ int agx_select(agx_args *a, int *index)
     if (ctx->fallback_policy < 0)
         return agx_error(MPI_ERR_ARG, "AGX_FALLBACK='%s' in the environment is none of error, warn, "
                          "silent", getenv("AGX_FALLBACK") ? getenv("AGX_FALLBACK") : "");
-    if (ctx->rules_bad && ctx->forced[kind][op] < 0 && env_choice(a) < 0)
-        return agx_error(MPI_ERR_ARG, "%s", ctx->rules_bad);
     int forced = ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : env_choice(a);
+    if (ctx->rules_bad && forced < 0) /* the file would decide this call */
+        return agx_error(MPI_ERR_ARG, "%s", ctx->rules_bad);
     if (forced < 0)
         return file_or_default(a, index);
     const char *how = ctx->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
