@@ -34,7 +34,7 @@ void bench_summary(double *t, int n, double out[5]);
  * description, cost and citation. */
 void bench_list_algorithms(void);
 
-#define MAX_ALGS 32
+#define MAX_ALGS 256 /* agx-tune repeats the list once per round */
 /* allgatherv count distributions (--dist) */
 enum { BENCH_UNIFORM, BENCH_LINEAR, BENCH_REGULAR, BENCH_DECREASING, BENCH_BROADCAST, BENCH_RANDOM, BENCH_NDIST };
 extern const char *const bench_dist_names[BENCH_NDIST];

@@ -209,6 +209,12 @@ const agx_table *agx_table_of(agx_op op, agx_kind kind);
 /* Index of `name` among the algorithms of (op, kind) serving op, or -1. */
 int agx_alg_find(agx_op op, agx_kind kind, const char *name);
 const agx_alg *agx_alg_at(agx_op op, agx_kind kind, int index);
+/* agx_alg_at for a call whose table is known (on every call's path: no call out). */
+static inline const agx_alg *agx_call_alg(const agx_args *a, int index)
+{
+    const agx_table *t = a->table;
+    return index >= 0 && index < t->n && ((t->algs[index].ops >> a->op) & 1u) ? &t->algs[index] : NULL;
+}
 /* Comma-separated names valid for (op, kind), into buf. */
 void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len);
 /* NULL when `alg` may run on this call, else why not (*told: already explained to the
@@ -259,6 +265,12 @@ struct agx_ctx {
                                  * each call */
     int rules_on;               /* the rules file is agreed on: its rows choose */
     char *rules_bad;            /* why the rules file cannot be used, reported at each call */
+    struct {                    /* the rules file's row for the last call's shape (select.c);
+                                 * a call of the same size and group skips the scan */
+        long long bytes;
+        int p, valid;
+        const struct agx_rule *row; /* NULL: no row holds */
+    } file_memo[AGX_KIND_LAST][AGX_OP_LAST];
     long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
     int nvseen;
     int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
@@ -397,6 +409,9 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
 int agx_self_comm(MPI_Comm *out);
 /* 1 for a predefined (named) datatype. */
 int agx_type_is_named(MPI_Datatype t);
+/* A type's size and (when extent is not NULL) extent; the common predefined types without
+ * a call into MPI. */
+void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent);
 /* MPI_ERR_TYPE (made) for MPI_DATATYPE_NULL or an uncommitted type, else MPI_SUCCESS;
  * the message names "fn: what". */
 int agx_type_check(MPI_Datatype t, const char *fn, const char *what);

@@ -29,13 +29,11 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
     return MPI_SUCCESS;
 }
 
-/* The communicator: checked at once (there is nothing to agree over without one). */
+/* The communicator: checked at once (there is nothing to agree over without one); its
+ * kind comes from the context (agx_call_begin), not from a call into MPI per call. */
 int agx_check_comm(agx_args *a, const char *fn)
 {
-    int inter_comm = 0;
-    if (a->user_comm == MPI_COMM_NULL)
-        return agx_error(MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
-    MPI_Comm_test_inter(a->user_comm, &inter_comm);
+    int inter_comm = a->ctx->kind == AGX_KIND_INTER;
     if (a->inter && inter_comm)
         return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator (use agx_allgather on an "
                          "inter-communicator)", fn);
@@ -79,12 +77,10 @@ static int layout(agx_args *a, const char *fn)
 {
     agx_ag_args *g = &a->u.ag;
     agx_blocks *b = &g->blk;
-    MPI_Aint lb;
     *b = (agx_blocks){.buf = g->recvbuf, .type = g->recvtype, .p = a->p, .ucount = g->recvcount,
                       .counts = g->recvcounts, .displs = g->displs};
-    MPI_Count tsize;
-    MPI_Type_get_extent(g->recvtype, &lb, &b->extent);
-    MPI_Type_size_x(g->recvtype, &tsize);
+    long long tsize;
+    agx_type_layout(g->recvtype, &tsize, &b->extent);
     b->type_size = tsize;
     long long elems = 0;
     for (int i = 0; i < a->p; i++) {
@@ -97,9 +93,9 @@ static int layout(agx_args *a, const char *fn)
     if (rc != MPI_SUCCESS)
         return rc;
     if (g->sendbuf != MPI_IN_PLACE && !a->inter) {
-        MPI_Count ssize;
-        MPI_Type_size_x(g->sendtype, &ssize);
-        long long sbytes = (long long)ssize * g->sendcount;
+        long long ssize;
+        agx_type_layout(g->sendtype, &ssize, NULL);
+        long long sbytes = ssize * g->sendcount;
         long long rbytes = b->type_size * agx_blk_count(b, a->rank);
         if (sbytes != rbytes)
             return agx_error(MPI_ERR_TRUNCATE, "%s: rank %d sends %lld bytes but its receive block "
@@ -120,11 +116,13 @@ int agx_call_begin(agx_args *a, const char *fn)
 {
     agx_ctx *ctx;
     int rc;
-    if ((rc = agx_check_comm(a, fn)) != MPI_SUCCESS)
-        return rc;
-    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+    if (a->user_comm == MPI_COMM_NULL)
+        return agx_error(MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
+    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
         return rc;
     a->ctx = ctx;
+    if ((rc = agx_check_comm(a, fn)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+        return rc;
     a->comm = ctx->pcomm;
     a->rank = ctx->rank;
     a->p = ctx->p;
@@ -159,7 +157,7 @@ int agx_choose(agx_args *a)
         return rc;
     a->ctx->last[a->op] = index;
     a->ctx->last_kind[a->op] = a->kind;
-    a->alg = agx_alg_at(a->op, a->kind, index);
+    a->alg = agx_call_alg(a, index);
     return MPI_SUCCESS;
 }
 

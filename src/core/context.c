@@ -20,8 +20,20 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 static agx_ctx *live;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The last (communicator, context) pair each thread looked up, so a program that calls
+ * on one communicator pays no attribute lookup per call. Every context freed bumps the
+ * generation, which empties every thread's entry: a freed handle reused by a new
+ * communicator is never taken for the old one. */
+static atomic_uint ctx_gen;
+static _Thread_local struct {
+    MPI_Comm comm;
+    agx_ctx *ctx;
+    unsigned gen;
+} hot;
+
 static void ctx_free(agx_ctx *ctx)
 {
+    atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
     pthread_mutex_lock(&lock);
     if (ctx->prev)
         ctx->prev->next = ctx->next;
@@ -155,11 +167,17 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
 {
     int rc, found = 0, inter = 0;
     void *val;
+    unsigned gen = atomic_load_explicit(&ctx_gen, memory_order_acquire);
+    if (hot.ctx && hot.comm == comm && hot.gen == gen) {
+        *out = hot.ctx;
+        return MPI_SUCCESS;
+    }
     if ((rc = keyvals_create()) != MPI_SUCCESS)
         return rc;
     if ((rc = MPI_Comm_get_attr(comm, comm_keyval, &val, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
+        hot.comm = comm, hot.ctx = val, hot.gen = gen;
         *out = val;
         return MPI_SUCCESS;
     }

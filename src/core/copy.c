@@ -5,15 +5,51 @@
 #include <pthread.h>
 #include <string.h>
 
+/* The size of the common predefined types, known without a call into MPI (these calls
+ * are on every collective's path); 0 for any other type. */
+static int common_size(MPI_Datatype t)
+{
+    if (t == MPI_BYTE || t == MPI_CHAR)
+        return 1;
+    if (t == MPI_INT || t == MPI_UNSIGNED)
+        return (int)sizeof(int);
+    if (t == MPI_DOUBLE)
+        return (int)sizeof(double);
+    if (t == MPI_FLOAT)
+        return (int)sizeof(float);
+    if (t == MPI_LONG_LONG)
+        return (int)sizeof(long long);
+    if (t == MPI_LONG)
+        return (int)sizeof(long);
+    return 0;
+}
+
 int agx_type_is_named(MPI_Datatype t)
 {
-    /* the common ones without a call into MPI (each call is on every collective's path) */
-    if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_INT || t == MPI_UNSIGNED || t == MPI_LONG ||
-        t == MPI_LONG_LONG || t == MPI_FLOAT || t == MPI_DOUBLE)
+    if (common_size(t))
         return 1;
     int ni, na, nd, comb;
     MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
     return comb == MPI_COMBINER_NAMED;
+}
+
+void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent)
+{
+    int n = common_size(t);
+    if (n) {
+        *size = n;
+        if (extent)
+            *extent = n;
+        return;
+    }
+    MPI_Count c;
+    MPI_Aint lb, ext;
+    MPI_Type_size_x(t, &c);
+    *size = c;
+    if (extent) {
+        MPI_Type_get_extent(t, &lb, &ext);
+        *extent = ext;
+    }
 }
 
 static MPI_Comm self_comm = MPI_COMM_NULL;

@@ -82,36 +82,55 @@ static int env_choice(const agx_args *a)
     return -1;
 }
 
+/* The rules file's first row that holds for the call, NULL: none. The answer depends only
+ * on the size, the group and the communicator (fixed), so it is kept for the next call of
+ * the same size; a call with a pattern (alltoallv) is matched afresh. */
+static const agx_rule *file_row(const agx_args *a)
+{
+    agx_ctx *ctx = a->ctx;
+    __typeof__(ctx->file_memo[0][0]) *m = &ctx->file_memo[a->kind][a->op];
+    if (m->valid && m->bytes == a->msg_bytes && m->p == a->p && !a->pattern)
+        return m->row;
+    int n = 0;
+    const agx_rule *rows = agx_rules_file(a->op, a->kind, &n), *row = NULL;
+    for (int i = 0; i < n && !row; i++)
+        if (agx_rule_holds(&rows[i], a))
+            row = &rows[i];
+    if (!a->pattern) {
+        m->bytes = a->msg_bytes, m->p = a->p, m->row = row;
+        m->valid = 1;
+    }
+    return row;
+}
+
 /* The rules file's row for the call, when its algorithm can run here; else the default. */
 static int file_or_default(agx_args *a, int *index)
 {
-    int n = 0;
-    const agx_rule *rows = a->ctx->rules_on ? agx_rules_file(a->op, a->kind, &n) : NULL;
-    char why[512];
-    for (int i = 0; i < n; i++) {
-        if (!agx_rule_holds(&rows[i], a))
-            continue;
-        const agx_alg *alg = agx_alg_at(a->op, a->kind, rows[i].kidx[a->kind]);
-        const char *no = agx_alg_violation(alg, a, NULL);
-        int at = verbose_on() ? snprintf(why, sizeof why, "rules file %s:%d", agx_rules_path(), rows[i].line) : 0;
-        for (int j = 0; j < rows[i].nparams && at > 0 && at < (int)sizeof why; j++)
-            at += snprintf(why + at, sizeof why - (size_t)at, ", %s=%d", rows[i].pname[j], rows[i].pval[j]);
-        if (!no) {
-            a->rule = &rows[i];
-            *index = rows[i].kidx[a->kind];
-            verbose(a, *index, why, NULL);
-            return MPI_SUCCESS;
-        }
-        char detail[256];
-        if (verbose_on())
-            snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the default rule runs", alg->name,
-                     no);
+    const agx_rule *row = a->ctx->rules_on ? file_row(a) : NULL;
+    if (!row) {
         *index = agx_select_rule(a);
-        verbose(a, *index, why, detail);
+        verbose(a, *index, "default rule", NULL);
         return MPI_SUCCESS;
     }
-    *index = agx_select_rule(a);
-    verbose(a, *index, "default rule", NULL);
+    const agx_alg *alg = agx_call_alg(a, row->kidx[a->kind]);
+    const char *no = agx_alg_violation(alg, a, NULL);
+    char why[512], detail[256];
+    why[0] = detail[0] = '\0';
+    if (verbose_on()) {
+        int at = snprintf(why, sizeof why, "rules file %s:%d", agx_rules_path(), row->line);
+        for (int j = 0; j < row->nparams && at > 0 && at < (int)sizeof why; j++)
+            at += snprintf(why + at, sizeof why - (size_t)at, ", %s=%d", row->pname[j], row->pval[j]);
+        if (no)
+            snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the default rule runs",
+                     alg->name, no);
+    }
+    if (!no) {
+        a->rule = row;
+        *index = row->kidx[a->kind];
+    } else {
+        *index = agx_select_rule(a);
+    }
+    verbose(a, *index, why, no ? detail : NULL);
     return MPI_SUCCESS;
 }
 
@@ -133,7 +152,7 @@ int agx_select(agx_args *a, int *index)
     if (forced < 0)
         return file_or_default(a, index);
     const char *how = ctx->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
-    const agx_alg *alg = agx_alg_at(op, kind, forced);
+    const agx_alg *alg = agx_call_alg(a, forced);
     int told;
     const char *why = agx_alg_violation(alg, a, &told);
     if (!why) {
