@@ -25,7 +25,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * generation, which empties every thread's entry: a freed handle reused by a new
  * communicator is never taken for the old one. */
 static atomic_uint ctx_gen;
-static _Thread_local struct {
+#ifdef AGX_SMPI
+/* SimGrid runs many ranks on one thread; it privatises each rank's globals, not TLS */
+#define AGX_HOT_STORAGE static
+#else
+#define AGX_HOT_STORAGE static _Thread_local
+#endif
+AGX_HOT_STORAGE struct {
     MPI_Comm comm;
     agx_ctx *ctx;
     unsigned gen;
