@@ -271,6 +271,18 @@ struct agx_ctx {
         int p, valid;
         const struct agx_rule *row; /* NULL: no row holds */
     } file_memo[AGX_KIND_LAST][AGX_OP_LAST];
+    /* The last intra allgather call whose types are common predefined ones, ready to run
+     * again (api.c): a call with the same counts, types, in-place-ness, forced choices and
+     * PAT session skips the checks, the layout and the selection, which it would pass
+     * the same way. */
+    struct {
+        int valid, inplace, scount, rcount;
+        MPI_Datatype stype, rtype;
+        unsigned gen;
+        const void *pat;
+        agx_args a;
+    } ag_memo;
+    unsigned select_gen;        /* bumped by agx_comm_set_algorithm: memos are stale */
     long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
     int nvseen;
     int last[AGX_OP_LAST];     /* index of the algorithm that ran last, -1: none */
@@ -409,6 +421,9 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
 int agx_self_comm(MPI_Comm *out);
 /* 1 for a predefined (named) datatype. */
 int agx_type_is_named(MPI_Datatype t);
+/* The size of the common predefined types (byte, char, int, unsigned, long, long long,
+ * float, double), known without a call into MPI; 0 for any other type. */
+int agx_type_common_size(MPI_Datatype t);
 /* A type's size and (when extent is not NULL) extent; the common predefined types without
  * a call into MPI. */
 void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent);

@@ -173,6 +173,34 @@ static int inter_prepare(agx_args *a, const char *fn)
     return a->alg->raw ? MPI_SUCCESS : agx_ig_io_begin(a, io);
 }
 
+/* A repeat of the communicator's last intra allgather (ctx->ag_memo): the same counts,
+ * common predefined types, in-place-ness, forced choices and PAT session. Its checks,
+ * layout and selection would come out as before; only the buffers are new (and checked). */
+static int allgather_repeat(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                            int recvcount, MPI_Datatype recvtype, agx_ctx *ctx)
+{
+    __typeof__(ctx->ag_memo) *m = &ctx->ag_memo;
+    return m->valid && m->scount == sendcount && m->rcount == recvcount && m->stype == sendtype &&
+           m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == ctx->select_gen &&
+           m->pat == (const void *)ctx->pat && (recvbuf || !m->a.msg_bytes) && (sendbuf || !sendcount);
+}
+
+static void allgather_remember(const agx_args *a)
+{
+    const agx_ag_args *g = &a->u.ag;
+    __typeof__(a->ctx->ag_memo) *m = &a->ctx->ag_memo;
+    m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared &&
+               agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
+    if (!m->valid)
+        return;
+    m->inplace = g->sendbuf == MPI_IN_PLACE;
+    m->scount = g->sendcount, m->rcount = g->recvcount;
+    m->stype = g->sendtype, m->rtype = g->recvtype;
+    m->gen = a->ctx->select_gen;
+    m->pat = a->ctx->pat;
+    m->a = *a;
+}
+
 /* The whole call; returns the code to raise (once, by the entry point). Intra calls
  * check locally, like the MPI library; intergroup calls agree first (agx_ig_call). */
 static int allgather_family(agx_args *a, int color, const char *fn)
@@ -186,6 +214,7 @@ static int allgather_family(agx_args *a, int color, const char *fn)
     if (a->kind == AGX_KIND_INTRA) {
         if (local != MPI_SUCCESS || (rc = layout(a, fn)) != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
             return local != MPI_SUCCESS ? local : rc;
+        allgather_remember(a);
         return a->alg->fn(a);
     }
     a->u.ag.io = &io;
@@ -198,6 +227,17 @@ static int allgather_family(agx_args *a, int color, const char *fn)
 int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    agx_ctx *ctx;
+    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
+        allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx)) {
+        agx_args a = ctx->ag_memo.a;
+        a.u.ag.sendbuf = sendbuf;
+        a.u.ag.recvbuf = recvbuf;
+        a.u.ag.blk.buf = recvbuf;
+        ctx->last[AGX_OP_ALLGATHER] = (int)(a.alg - a.table->algs);
+        ctx->last_kind[AGX_OP_ALLGATHER] = AGX_KIND_INTRA;
+        return agx_raise(comm, a.alg->fn(&a));
+    }
     agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm,
                   .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
                            .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}};

@@ -5,9 +5,7 @@
 #include <pthread.h>
 #include <string.h>
 
-/* The size of the common predefined types, known without a call into MPI (these calls
- * are on every collective's path); 0 for any other type. */
-static int common_size(MPI_Datatype t)
+int agx_type_common_size(MPI_Datatype t)
 {
     if (t == MPI_BYTE || t == MPI_CHAR)
         return 1;
@@ -26,7 +24,7 @@ static int common_size(MPI_Datatype t)
 
 int agx_type_is_named(MPI_Datatype t)
 {
-    if (common_size(t))
+    if (agx_type_common_size(t))
         return 1;
     int ni, na, nd, comb;
     MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
@@ -35,7 +33,7 @@ int agx_type_is_named(MPI_Datatype t)
 
 void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent)
 {
-    int n = common_size(t);
+    int n = agx_type_common_size(t);
     if (n) {
         *size = n;
         if (extent)

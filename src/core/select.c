@@ -190,6 +190,7 @@ int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name)
         return agx_raise(comm, agx_error(MPI_ERR_ARG, "agx_comm_set_algorithm: invalid op %d", (int)op));
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
         return agx_raise(comm, rc);
+    ctx->select_gen++;
     if (!name || !strcasecmp(name, "auto")) {
         for (int k = 0; k < AGX_KIND_LAST; k++)
             ctx->forced[k][op] = -1;

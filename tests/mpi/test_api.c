@@ -316,6 +316,36 @@ static void test_intercomm(void)
     MPI_Comm_free(&local);
 }
 
+/* A repeat of the last call skips the checks, the layout and the selection (api.c,
+ * ctx->ag_memo): a new forced choice, new buffers, a NULL buffer and a changed type must
+ * still be seen. */
+static void test_repeat(void)
+{
+    MPI_Comm c = counting_comm();
+    int send[2], recv[64], recv2[64];
+    const char *ran;
+    for (int round = 0; round < 3; round++) {
+        const char *want = round == 2 ? "bruck" : "ring";
+        agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, want);
+        for (int k = 0; k < 3; k++) { /* the second and third calls repeat the first */
+            int *out = k == 1 ? recv2 : recv;
+            send[0] = rank * 10 + k + round, send[1] = -rank;
+            memset(out, 0xff, sizeof recv);
+            int rc = agx_allgather(send, 2, MPI_INT, out, 2, MPI_INT, c), ok = rc == MPI_SUCCESS;
+            for (int i = 0; i < p && ok; i++)
+                ok = out[2 * i] == i * 10 + k + round && out[2 * i + 1] == -i;
+            agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+            CHECK(ok && !strcmp(ran, want), "repeat %d.%d: rc %d, ran %s (want %s)", round, k, rc, ran, want);
+        }
+    }
+    EXPECT_ERR(agx_allgather(send, 2, MPI_INT, NULL, 2, MPI_INT, c), MPI_ERR_BUFFER, "a repeat with recvbuf NULL");
+    EXPECT_ERR(agx_allgather(NULL, 2, MPI_INT, recv, 2, MPI_INT, c), MPI_ERR_BUFFER, "a repeat with sendbuf NULL");
+    /* the same bytes in another type: checked afresh (signature mismatch on every rank) */
+    EXPECT_ERR(agx_allgather(send, 2, MPI_INT, recv, 2, MPI_DOUBLE, c), MPI_ERR_TRUNCATE, "a repeat with a new type");
+    agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, NULL);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -327,6 +357,7 @@ int main(int argc, char **argv)
     test_listing();
     test_counters();
     test_intercomm();
+    test_repeat();
     if (rank == 0)
         printf("test_api p=%d: %d passed, %d failed\n", p, passed, failed);
     MPI_Finalize();
