@@ -245,6 +245,24 @@ void agx_rules_free(void);
 void agx_rules_reset(void);
 
 /* ---- per-communicator context (MPI attribute caching) ---------------------------------- */
+/* The rules file's row for the last call's shape (select.c): a call of the same size and
+ * group skips the scan. */
+typedef struct {
+    long long bytes;
+    int p, valid;
+    const agx_rule *row; /* NULL: no row holds */
+} agx_file_memo;
+
+/* The last intra allgather whose types are common predefined ones, ready to run again
+ * (api.c): its key and its arguments after the checks, layout and selection. */
+typedef struct {
+    int valid, inplace, scount, rcount;
+    MPI_Datatype stype, rtype;
+    unsigned gen;            /* ctx->select_gen when it was made */
+    const void *pat;         /* ctx->pat when it was made */
+    agx_args a;
+} agx_ag_memo;
+
 enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
 
 typedef struct agx_cached agx_cached;
@@ -265,23 +283,12 @@ struct agx_ctx {
                                  * each call */
     int rules_on;               /* the rules file is agreed on: its rows choose */
     char *rules_bad;            /* why the rules file cannot be used, reported at each call */
-    struct {                    /* the rules file's row for the last call's shape (select.c);
-                                 * a call of the same size and group skips the scan */
-        long long bytes;
-        int p, valid;
-        const struct agx_rule *row; /* NULL: no row holds */
-    } file_memo[AGX_KIND_LAST][AGX_OP_LAST];
+    agx_file_memo file_memo[AGX_KIND_LAST][AGX_OP_LAST];
     /* The last intra allgather call whose types are common predefined ones, ready to run
      * again (api.c): a call with the same counts, types, in-place-ness, forced choices and
      * PAT session skips the checks, the layout and the selection, which it would pass
      * the same way. */
-    struct {
-        int valid, inplace, scount, rcount;
-        MPI_Datatype stype, rtype;
-        unsigned gen;
-        const void *pat;
-        agx_args a;
-    } ag_memo;
+    agx_ag_memo ag_memo;
     unsigned select_gen;        /* bumped by agx_comm_set_algorithm: memos are stale */
     long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
     int nvseen;
@@ -511,9 +518,6 @@ int agx_ig_swap(const agx_args *a, int peer, const void *sbuf, long long sn, voi
 /* ---- the entry points' shared checks (src/core/api.c) ------------------------------------ */
 /* An intra allgather(v) call up to its choice: context, local checks, receive layout. */
 int agx_ag_prepare_intra(agx_args *a, const char *fn);
-/* The communicator (MPI_COMM_NULL, inter-communicator where an intra one is needed); sets
- * a->inter, a->kind, a->table. */
-int agx_check_comm(agx_args *a, const char *fn);
 /* MPI_ERR_BUFFER for a NULL buffer that would be read or written. */
 int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what);
 /* The opening of every entry point: the communicator checked, its context set up (the

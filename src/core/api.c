@@ -30,8 +30,9 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
 }
 
 /* The communicator: checked at once (there is nothing to agree over without one); its
- * kind comes from the context (agx_call_begin), not from a call into MPI per call. */
-int agx_check_comm(agx_args *a, const char *fn)
+ * kind comes from the context (agx_call_begin), not from a call into MPI per call. Sets
+ * a->inter, a->kind, a->table. */
+static int check_comm(agx_args *a, const char *fn)
 {
     int inter_comm = a->ctx->kind == AGX_KIND_INTER;
     if (a->inter && inter_comm)
@@ -121,7 +122,7 @@ int agx_call_begin(agx_args *a, const char *fn)
     if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
         return rc;
     a->ctx = ctx;
-    if ((rc = agx_check_comm(a, fn)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+    if ((rc = check_comm(a, fn)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
         return rc;
     a->comm = ctx->pcomm;
     a->rank = ctx->rank;
@@ -179,7 +180,7 @@ static int inter_prepare(agx_args *a, const char *fn)
 static int allgather_repeat(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             int recvcount, MPI_Datatype recvtype, agx_ctx *ctx)
 {
-    __typeof__(ctx->ag_memo) *m = &ctx->ag_memo;
+    agx_ag_memo *m = &ctx->ag_memo;
     return m->valid && m->scount == sendcount && m->rcount == recvcount && m->stype == sendtype &&
            m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == ctx->select_gen &&
            m->pat == (const void *)ctx->pat && (recvbuf || !m->a.msg_bytes) && (sendbuf || !sendcount);
@@ -188,7 +189,7 @@ static int allgather_repeat(const void *sendbuf, int sendcount, MPI_Datatype sen
 static void allgather_remember(const agx_args *a)
 {
     const agx_ag_args *g = &a->u.ag;
-    __typeof__(a->ctx->ag_memo) *m = &a->ctx->ag_memo;
+    agx_ag_memo *m = &a->ctx->ag_memo;
     m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared &&
                agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
     if (!m->valid)

@@ -88,7 +88,7 @@ static int env_choice(const agx_args *a)
 static const agx_rule *file_row(const agx_args *a)
 {
     agx_ctx *ctx = a->ctx;
-    __typeof__(ctx->file_memo[0][0]) *m = &ctx->file_memo[a->kind][a->op];
+    agx_file_memo *m = &ctx->file_memo[a->kind][a->op];
     if (m->valid && m->bytes == a->msg_bytes && m->p == a->p && !a->pattern)
         return m->row;
     int n = 0;
