@@ -97,8 +97,6 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
     int rc = agx_ctx_regions(a->ctx, &R);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (nl > R->min_size)
-        nl = R->min_size; /* every region needs its nl leaders */
     if ((rc = agx_locality_sched(a->ctx, R, order, fn, nl, &s, &ord)) != MPI_SUCCESS)
         return rc;
     if ((rc = agx_copy_own_block(a)) != MPI_SUCCESS)

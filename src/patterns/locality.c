@@ -97,9 +97,13 @@ void agx_order_regions(const agx_regions *R, int nl, int *order)
 /* Sub-block l of a region of m members: local ranks [sb_start(m, nl, l), sb_start(.., l+1)). */
 static int sb_start(int m, int nl, int l) { return l * (m / nl) + (l < m % nl ? l : m % nl); }
 
+/* Every region needs its nl leaders: at most the smallest region's size. */
+static int ml_leaders(const agx_regions *R, int nl) { return nl > R->min_size ? R->min_size : nl < 1 ? 1 : nl; }
+
 void agx_order_multileader(const agx_regions *R, int nl, int *order)
 {
     int v = 0;
+    nl = ml_leaders(R, nl);
     for (int l = 0; l < nl; l++)
         for (int g = 0; g < R->r; g++)
             for (int x = sb_start(R->size[g], nl, l); x < sb_start(R->size[g], nl, l + 1); x++)
@@ -338,6 +342,7 @@ static int ml_region_bruck(const agx_regions *R, int nl, const int *vidx, int g,
 
 int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *pl)
 {
+    nl = ml_leaders(R, nl);
     int g = R->region_of[rank], x = R->local[rank], m = R->size[g];
     const int *mem = R->members + R->start[g];
     int l = 0;

@@ -54,6 +54,15 @@ int agx_build_hierarchical(const agx_regions *R, int nl, const int *vidx, int ra
  * gather to the sub-leader, Bruck among the r leaders of each index, Bruck among the nl
  * leaders of each region, binomial bcast in each sub-block. nl <= smallest region. */
 int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
-
+/* multilane (agx; docs/algorithms.md): every member of a region is a lane. A direct local
+ * allgather (each member sends its block to every other member); then ceil(log_K r)
+ * non-local rounds, K - 1 = min(r - 1, lanes * fanout), lanes = the smallest region's
+ * size: with D regions held, digit j (1 <= j < K) sends them to region R - jD and receives
+ * from R + jD, lane y handling digits [1 + y fanout, 1 + (y+1) fanout) (so what a lane
+ * receives is one range of regions); after each round a direct local allgather of what
+ * the lanes received. */
+int agx_build_multilane(const agx_regions *R, int fanout, const int *vidx, int rank, agx_sched *s);
+/* multilane's radix K: min(r - 1, lanes * fanout) + 1. */
+int agx_multilane_radix(int r, int lanes, int fanout);
 
 #endif

@@ -1,5 +1,6 @@
 /* Cost models of the papers (see model.h). */
 #include "model.h"
+#include "locality.h"
 #include "patterns.h"
 
 #include <math.h>
@@ -85,4 +86,43 @@ int agx_model_loc_bruck_nonlocal_blocks(int r, int pl)
         blocks += (int)(pl * c);
     }
     return blocks;
+}
+
+/* Lane 0 is the busiest: its digits 1..F carry the most regions, min(D, r - jD). */
+static void multilane_lane0(int r, int pl, int F, int *msgs, int *blocks)
+{
+    int K = agx_multilane_radix(r, pl, F);
+    *msgs = *blocks = 0;
+    for (long long D = 1; D < r; D *= K)
+        for (int j = 1; j <= F && j < K && r - j * D > 0; j++) {
+            (*msgs)++;
+            *blocks += (int)(pl * (r - j * D < D ? r - j * D : D));
+        }
+}
+
+int agx_model_multilane_nonlocal_msgs(int r, int pl, int F)
+{
+    int m, b;
+    multilane_lane0(r, pl, F, &m, &b);
+    return m;
+}
+
+int agx_model_multilane_nonlocal_blocks(int r, int pl, int F)
+{
+    int m, b;
+    multilane_lane0(r, pl, F, &m, &b);
+    return b;
+}
+
+int agx_model_multilane_rounds(int r, int pl, int F)
+{
+    return r < 2 ? 0 : agx_ceil_logk(r, agx_multilane_radix(r, pl, F));
+}
+
+double agx_model_multilane(int p, int pl, double s, double alpha, double beta, double alpha_l, double beta_l,
+                           int F)
+{
+    int r = (p + pl - 1) / pl, L = agx_model_multilane_rounds(r, pl, F);
+    return L * alpha + agx_model_multilane_nonlocal_blocks(r, pl, F) * s * beta + (L + 1) * alpha_l +
+           (p - 1) * s * beta_l;
 }

@@ -49,4 +49,16 @@ void agx_model_bruck_nonlocal(int p, const int *label, int *msgs, int *blocks);
 int agx_model_loc_bruck_nonlocal_msgs(int r, int pl);
 int agx_model_loc_bruck_nonlocal_blocks(int r, int pl);
 
+/* multilane (agx) with r equal regions of p_l and fanout F, radix K - 1 = min(r-1, p_l F):
+ * L = ceil(log_K r) non-local rounds (0 for one region); lane 0, the busiest, sends one
+ * message per digit j in 1..F with min(D, r - jD) regions of p_l blocks each round
+ * (D = K^i regions held). */
+int agx_model_multilane_rounds(int r, int pl, int F);
+int agx_model_multilane_nonlocal_msgs(int r, int pl, int F);
+int agx_model_multilane_nonlocal_blocks(int r, int pl, int F);
+/* L alpha + (lane 0's non-local blocks) s beta + (L+1) alpha_l + (p-1) s beta_l: a lane's
+ * messages of one round in flight together; the local phases are one step each. */
+double agx_model_multilane(int p, int pl, double s, double alpha, double beta, double alpha_l, double beta_l,
+                           int F);
+
 #endif

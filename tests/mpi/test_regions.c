@@ -4,7 +4,8 @@
  * sends ceil(log_pl r) non-local messages and pl * sum_i min(pl^i, r - pl^i) blocks from
  * its busiest process; standard Bruck what Algorithm 1's partners r - 2^k imply
  * (Example 2.1: 4 messages, 15 values); hierarchical and multileader ceil(log2 r) from
- * their leaders. Every result is also checked.
+ * their leaders; multilane what its model (model.h) gives its lane 0 at the default
+ * fanout (or AGX_MULTILANE_FANOUT). Every result is also checked.
  */
 #include "agx.h"
 #include "locality.h"
@@ -34,7 +35,9 @@ int main(int argc, char **argv)
     int lg_r = 0;
     while ((1 << lg_r) < r)
         lg_r++;
-    struct { const char *alg; long long msgs, blocks; } exp[4] = {
+    const char *fo = getenv("AGX_MULTILANE_FANOUT");
+    int F = fo ? atoi(fo) : 8;
+    struct { const char *alg; long long msgs, blocks; } exp[5] = {
         {"loc_bruck", equal ? agx_model_loc_bruck_nonlocal_msgs(r, pl) : -1,
          equal ? agx_model_loc_bruck_nonlocal_blocks(r, pl) : -1},
         {"bruck", 0, 0},
@@ -42,6 +45,8 @@ int main(int argc, char **argv)
          * each of nl leaders its 1/nl share) */
         {"hierarchical", lg_r, equal ? (long long)(r - 1) * pl : -1},
         {"multileader", lg_r, -1},
+        {"multilane", equal ? agx_model_multilane_nonlocal_msgs(r, pl, F) : -1,
+         equal ? agx_model_multilane_nonlocal_blocks(r, pl, F) : -1},
     };
     const char *ld = getenv("AGX_LEADERS");
     int nl = ld ? atoi(ld) : 2;
@@ -63,7 +68,7 @@ int main(int argc, char **argv)
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     agx_stats_enable(1);
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         agx_comm_set_algorithm(c, AGX_OP_ALLGATHER, exp[k].alg);
         agx_allgather(sb, n, MPI_INT, rb, n, MPI_INT, c); /* warm: regions and plans */
         agx_stats_reset();

@@ -15,17 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LOC_BRUCK, HIER, MULTI };
-static const char *names[] = {"loc_bruck", "hierarchical", "multileader"};
+enum { LOC_BRUCK, HIER, MULTI, LANES };
+static const char *names[] = {"loc_bruck", "hierarchical", "multileader", "multilane"};
 
 typedef struct {
     int max_nl_msgs, max_nl_blocks, max_l_msgs, total_nl_msgs;
 } counts;
 
-/* Simulate algorithm alg on regions R (nl leaders for multileader). 0 = ok. */
+/* Simulate algorithm alg on regions R (nl: leaders for multileader, fanout for
+ * multilane). 0 = ok. */
 static int simulate(int alg, const agx_regions *R, int nl, counts *c)
 {
-    static const agx_locbuild_fn build[] = {agx_build_loc_bruck, agx_build_hierarchical, agx_build_multileader};
+    static const agx_locbuild_fn build[] = {agx_build_loc_bruck, agx_build_hierarchical, agx_build_multileader,
+                                                agx_build_multilane};
     int p = R->p, bad = 0;
     int *order = malloc(sizeof(int) * p), *vidx = malloc(sizeof(int) * p), *vlabel = malloc(sizeof(int) * p);
     agx_sched *S = calloc(p, sizeof(agx_sched));
@@ -43,7 +45,7 @@ static int simulate(int alg, const agx_regions *R, int nl, counts *c)
         vlabel[r] = R->region_of[r];
     }
     sim_counts sc = {0};
-    bad = bad || !sim_run(names[alg], S, p, has, alg == LOC_BRUCK, vlabel, &sc);
+    bad = bad || !sim_run(names[alg], S, p, has, alg == LOC_BRUCK || alg == LANES, vlabel, &sc);
     *c = (counts){sc.nl_msgs_max, sc.nl_blocks_max, sc.l_msgs_max, sc.nl_msgs_total};
     for (int r = 0; r < p; r++)
         agx_sched_free(&S[r]);
@@ -60,6 +62,15 @@ static int run_all(int p, const int *label)
     int bad = simulate(LOC_BRUCK, &R, 1, &c) || simulate(HIER, &R, 1, &c);
     for (int nl = 1; nl <= 3 && nl <= R.min_size && !bad; nl++)
         bad = simulate(MULTI, &R, nl, &c);
+    for (int f = 1; f <= 4 && !bad; f++) { /* multilane: ceil(log_K r) rounds of <= f messages */
+        bad = simulate(LANES, &R, f, &c);
+        int L = R.r < 2 ? 0 : agx_ceil_logk(R.r, agx_multilane_radix(R.r, R.min_size, f));
+        if (!bad && c.max_nl_msgs > L * f) {
+            fprintf(stderr, "multilane p=%d r=%d f=%d: %d non-local messages > %d\n", p, R.r, f, c.max_nl_msgs,
+                    L * f);
+            bad = 1;
+        }
+    }
     if (!bad) { /* loc_bruck's non-local message count is ceil(log_k r) */
         int k = R.min_size < 2 ? 2 : R.min_size;
         simulate(LOC_BRUCK, &R, 1, &c);
@@ -155,6 +166,39 @@ TEST(paper_counts)
      * 1 alpha + 4 beta + 2 log2(4) alpha_l + 15 beta_l (the text's local step count) */
     ASSERT(agx_model_bruck_eq3(16, 1, 1, 1) == 4 + 15);
     ASSERT(agx_model_loc_bruck_eq4(16, 4, 1, 1, 1, 10, 100) == 1 + 4 + 2 * 2 * 10 + 15 * 100);
+}
+
+/* multilane's counts against its model (model.h) for equal regions, and its step counts:
+ * one local step per phase, (L+1)(p_l-1) local messages per process. */
+TEST(multilane_counts)
+{
+    static int label[1024];
+    int cases[][3] = {{16, 4, 1}, {16, 4, 2}, {4, 16, 1}, {4, 16, 8}, {16, 64, 8}, {16, 64, 1}, {8, 2, 1},
+                      {2, 8, 1}, {1, 8, 2}, {3, 7, 2}};  /* {p_l, r, F} */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int pl = cases[k][0], r = cases[k][1], F = cases[k][2], p = pl * r;
+        for (int i = 0; i < p; i++)
+            label[i] = i / pl;
+        agx_regions R;
+        counts c;
+        agx_regions_init(&R, p, label);
+        ASSERT_EQ(simulate(LANES, &R, F, &c), 0);
+        int L = agx_model_multilane_rounds(r, pl, F);
+        ASSERT_EQ(c.max_nl_msgs, agx_model_multilane_nonlocal_msgs(r, pl, F));
+        ASSERT_EQ(c.max_nl_blocks, agx_model_multilane_nonlocal_blocks(r, pl, F));
+        ASSERT_EQ(c.max_l_msgs, (L + 1) * (pl - 1));
+        agx_regions_free(&R);
+    }
+    /* 64 regions of 16 with F = 8: one non-local round (K = 64) where loc_bruck needs two */
+    ASSERT_EQ(agx_model_multilane_rounds(64, 16, 8), 1);
+    ASSERT_EQ(agx_model_loc_bruck_nonlocal_msgs(64, 16), 2);
+    ASSERT_EQ(agx_model_multilane_rounds(256, 16, 8), 2);
+    ASSERT_EQ(agx_model_multilane_rounds(256, 16, 16), 1);
+    /* 16 regions of 4, F = 2 (K = 9): round 1 sends 1 + 1 regions, round 2 min(9, 16-9) = 7
+     * and none: 3 messages, (1 + 1 + 7) x 4 blocks; cost with unit alphas and betas */
+    ASSERT_EQ(agx_model_multilane_nonlocal_msgs(16, 4, 2), 3);
+    ASSERT_EQ(agx_model_multilane_nonlocal_blocks(16, 4, 2), 36);
+    ASSERT(agx_model_multilane(64, 4, 1, 1, 1, 10, 100, 2) == 2 + 36 + 3 * 10 + 63 * 100);
 }
 
 UNIT_MAIN()

@@ -22,6 +22,7 @@ int agx_allgather_intra_gather_bcast(const agx_args *a);
 int agx_allgather_intra_loc_bruck(const agx_args *a);
 int agx_allgather_intra_hierarchical(const agx_args *a);
 int agx_allgather_intra_multileader(const agx_args *a);
+int agx_allgather_intra_multilane(const agx_args *a);
 int agx_allgather_intra_shm_notify(const agx_args *a);
 const char *agx_shm_notify_violation(const agx_args *a, int *told);
 int agx_allgather_intra_bdr(const agx_args *a);
@@ -74,6 +75,11 @@ static const agx_alg intra[] = {
      .cost = "ceil(log2 r) alpha + (r-1)/r (b/nl) beta + local gather, allgather and bcast",
      .cite = "Kandalla09; Bienz Sec. 5",
      .params = {{"leaders", "AGX_LEADERS", "leaders per region", 2, 1, 1 << 20}}},
+    {.name = "multilane", .fn = agx_allgather_intra_multilane, .ops = AG | AGV,
+     .desc = "every local rank a lane: direct local phases, ceil(log_K r) non-local rounds, K-1 = min(r-1, p_l F)",
+     .cost = "L alpha + (b/p_l) beta + (L+1) alpha_l + (b-s) beta_l, L = ceil(log_K r)",
+     .cite = "agx (docs/algorithms.md); cf. Bienz Alg. 2, Eq. 4",
+     .params = {{"fanout", "AGX_MULTILANE_FANOUT", "non-local messages per lane and round", 8, 1, 1 << 20}}},
     {.name = "shm_notify", .fn = agx_allgather_intra_shm_notify, .ops = AG | AGV,
      .desc = "notified one-sided writes into node-shared windows, pipelined ring of nodes",
      .cost = "about (r-1 + n_node/(L B)) (alpha + B beta), a node's link carries n - n_next; 2 node barriers",
