@@ -52,6 +52,7 @@ typedef struct {
     const char *csv, *json;
     int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
     int mult;             /* sizes grow by this factor (-f), default 2 */
+    int window;           /* --sync window: a common start time instead of the barrier's exit */
 } options;
 
 /* What one size means for this rank: its contribution, and the blocks it receives. */
@@ -83,5 +84,13 @@ int bench_check(const options *o, const shape *sh, const unsigned char *rbuf, in
 /* Bienz's prediction of the busiest process's non-local messages and bytes (-1: none). */
 void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
                   long long *nbytes);
+
+/* --sync window: how long before the common start time rank 0 sets it (twice the slowest
+ * barrier + broadcast of a few trials, plus 5 us). Collective over MPI_COMM_WORLD. */
+double bench_window_slack(void);
+/* Start one timed iteration: MPI_Barrier, then (window) wait for the time rank 0
+ * broadcasts, `slack` ahead; returns the iteration's start time. A rank that gets the time
+ * after it passed adds 1 to *late. */
+double bench_start(int window, double slack, int *late);
 
 #endif

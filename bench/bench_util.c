@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 long long parse_size(const char *s)
 {
@@ -144,4 +145,45 @@ void bench_list_algorithms(void)
                 printf("  %-20s %s [cost: %s; %s]\n", name, desc, cost, cite);
             }
         }
+}
+
+double bench_window_slack(void)
+{
+    double worst = 0, mine = 0, t = 0;
+    for (int k = 0; k < 3; k++) {
+        double t0 = MPI_Wtime();
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        double d = MPI_Wtime() - t0;
+        mine = d > mine ? d : mine;
+    }
+    MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return 2 * worst + 5e-6;
+}
+
+double bench_start(int window, double slack, int *late)
+{
+    int me;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!window)
+        return MPI_Wtime();
+    double T = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    if (me == 0)
+        T = MPI_Wtime() + slack;
+    MPI_Bcast(&T, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double d = T - MPI_Wtime();
+    if (d < 0) {
+        (*late)++;
+        return T;
+    }
+#ifdef SMPI_H
+    /* SMPI: nanosleep advances the simulated clock by exactly d */
+    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+    nanosleep(&ts, NULL);
+#else
+    while (MPI_Wtime() < T)
+        ;
+#endif
+    return T;
 }
