@@ -56,13 +56,16 @@ int agx_build_hierarchical(const agx_regions *R, int nl, const int *vidx, int ra
 int agx_build_multileader(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
 /* multilane (agx; docs/algorithms.md): every member of a region is a lane. A direct local
  * allgather (each member sends its block to every other member); then ceil(log_K r)
- * non-local rounds, K - 1 = min(r - 1, lanes * fanout), lanes = the smallest region's
- * size: with D regions held, digit j (1 <= j < K) sends them to region R - jD and receives
+ * non-local rounds, K - 1 = min(r - 1, lanes * f), lanes = the smallest region's size, f
+ * the smallest fanout <= `fanout` that needs no more rounds than `fanout`: with D regions held, digit j (1 <= j < K) sends them to region R - jD and receives
  * from R + jD, lane y handling digits [1 + y fanout, 1 + (y+1) fanout) (so what a lane
  * receives is one range of regions); after each round a direct local allgather of what
  * the lanes received. */
 int agx_build_multilane(const agx_regions *R, int fanout, const int *vidx, int rank, agx_sched *s);
-/* multilane's radix K: min(r - 1, lanes * fanout) + 1. */
+/* The fanout multilane uses: the smallest f <= fanout with as few rounds as fanout gives
+ * (fewer messages per lane, and less for each lane to pass on). */
+int agx_multilane_fanout(int r, int lanes, int fanout);
+/* multilane's radix K: min(r - 1, lanes * f) + 1, f = agx_multilane_fanout(). */
 int agx_multilane_radix(int r, int lanes, int fanout);
 
 #endif

@@ -1,10 +1,26 @@
 /* The multi-lane locality-aware allgather's schedule (see locality.h). No MPI. */
 #include "locality.h"
 
+static int radix_of(int r, int lanes, int f)
+{
+    long long k1 = (long long)lanes * f;
+    return (int)(k1 < r - 1 ? k1 : r - 1) + 1;
+}
+
+int agx_multilane_fanout(int r, int lanes, int fanout)
+{
+    lanes = lanes < 1 ? 1 : lanes;
+    fanout = fanout < 1 ? 1 : fanout;
+    int L = r < 2 ? 0 : agx_ceil_logk(r, radix_of(r, lanes, fanout)), f = 1;
+    while (f < fanout && agx_ceil_logk(r, radix_of(r, lanes, f)) > L)
+        f++;
+    return f;
+}
+
 int agx_multilane_radix(int r, int lanes, int fanout)
 {
-    long long k1 = (long long)(lanes < 1 ? 1 : lanes) * (fanout < 1 ? 1 : fanout);
-    return (int)(k1 < r - 1 ? k1 : r - 1) + 1;
+    lanes = lanes < 1 ? 1 : lanes;
+    return radix_of(r, lanes, agx_multilane_fanout(r, lanes, fanout));
 }
 
 /* Regions [a, a+n) (mod r), region-major virtual order. */
@@ -74,7 +90,7 @@ int agx_build_multilane(const agx_regions *R, int fanout, const int *vidx, int r
 {
     (void)vidx; /* the region-major order */
     int g = R->region_of[rank], x = R->local[rank], r = R->r;
-    int F = fanout < 1 ? 1 : fanout, K = agx_multilane_radix(r, R->min_size, F);
+    int F = agx_multilane_fanout(r, R->min_size, fanout), K = agx_multilane_radix(r, R->min_size, fanout);
     int step = 0;
     if (local_direct(R, g, x, step++, F, K, 0, pl))
         return -1;

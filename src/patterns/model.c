@@ -92,6 +92,7 @@ int agx_model_loc_bruck_nonlocal_blocks(int r, int pl)
 static void multilane_lane0(int r, int pl, int F, int *msgs, int *blocks)
 {
     int K = agx_multilane_radix(r, pl, F);
+    F = agx_multilane_fanout(r, pl, F);
     *msgs = *blocks = 0;
     for (long long D = 1; D < r; D *= K)
         for (int j = 1; j <= F && j < K && r - j * D > 0; j++) {

@@ -170,15 +170,29 @@ static void test_environment_and_fallback(void)
     MPI_Comm_free(&c);
     unsetenv("AGX_ALLGATHER_ALGORITHM");
 
-    /* default rule: small messages -> bruck, large -> ring */
+    /* default rule: one region (this host) -> native; regions of one process: small
+     * messages -> bruck, large -> ring; regions of two -> multilane */
     c = counting_comm();
     int big = 1 << 17, *bs = calloc(big, sizeof(int)), *br = malloc(sizeof(int) * (size_t)big * p);
     agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
     agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, "bruck"), "default for 4 B ran %s", ran);
+    CHECK(!strcmp(ran, "native"), "default on one node ran %s", ran);
+    MPI_Comm_free(&c);
+    setenv("AGX_REGION_SIZE", "1", 1);
+    c = counting_comm();
+    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(!strcmp(ran, p > 1 ? "bruck" : "native"), "default for 4 B, regions of 1, ran %s", ran);
     agx_allgather(bs, big, MPI_INT, br, big, MPI_INT, c);
     agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, "ring"), "default for 512 KiB ran %s", ran);
+    CHECK(!strcmp(ran, p > 1 ? "ring" : "native"), "default for 512 KiB, regions of 1, ran %s", ran);
+    MPI_Comm_free(&c);
+    setenv("AGX_REGION_SIZE", "2", 1);
+    c = counting_comm();
+    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    CHECK(!strcmp(ran, p > 2 ? "multilane" : "native"), "default for 4 B, regions of 2, ran %s", ran);
+    unsetenv("AGX_REGION_SIZE");
     free(bs);
     free(br);
     MPI_Comm_free(&c);

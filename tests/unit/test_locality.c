@@ -65,7 +65,7 @@ static int run_all(int p, const int *label)
     for (int f = 1; f <= 4 && !bad; f++) { /* multilane: ceil(log_K r) rounds of <= f messages */
         bad = simulate(LANES, &R, f, &c);
         int L = R.r < 2 ? 0 : agx_ceil_logk(R.r, agx_multilane_radix(R.r, R.min_size, f));
-        if (!bad && c.max_nl_msgs > L * f) {
+        if (!bad && (c.max_nl_msgs > L * f || (R.r > 1 && R.min_size * f >= R.r - 1 && L != 1))) {
             fprintf(stderr, "multilane p=%d r=%d f=%d: %d non-local messages > %d\n", p, R.r, f, c.max_nl_msgs,
                     L * f);
             bad = 1;
@@ -194,11 +194,19 @@ TEST(multilane_counts)
     ASSERT_EQ(agx_model_loc_bruck_nonlocal_msgs(64, 16), 2);
     ASSERT_EQ(agx_model_multilane_rounds(256, 16, 8), 2);
     ASSERT_EQ(agx_model_multilane_rounds(256, 16, 16), 1);
-    /* 16 regions of 4, F = 2 (K = 9): round 1 sends 1 + 1 regions, round 2 min(9, 16-9) = 7
-     * and none: 3 messages, (1 + 1 + 7) x 4 blocks; cost with unit alphas and betas */
-    ASSERT_EQ(agx_model_multilane_nonlocal_msgs(16, 4, 2), 3);
-    ASSERT_EQ(agx_model_multilane_nonlocal_blocks(16, 4, 2), 36);
-    ASSERT(agx_model_multilane(64, 4, 1, 1, 1, 10, 100, 2) == 2 + 36 + 3 * 10 + 63 * 100);
+    /* the fanout used: the smallest with the fewest rounds */
+    ASSERT_EQ(agx_multilane_fanout(64, 16, 8), 4);  /* K = 65 */
+    ASSERT_EQ(agx_multilane_fanout(16, 16, 8), 1);  /* K = 16 */
+    ASSERT_EQ(agx_multilane_fanout(256, 16, 8), 1); /* two rounds either way: K = 17 */
+    ASSERT_EQ(agx_multilane_fanout(256, 16, 16), 16);
+    /* 16 regions of 4, fanout 3: K = 13, two rounds; fanout 1 (K = 5) also needs two, so
+     * f = 1: round 1 sends 1 region, round 2 min(5, 16-5) = 5: 2 messages, 6 x 4 blocks;
+     * fanout 4 (K = 16): one round of 4 messages, 4 x 4 blocks */
+    ASSERT_EQ(agx_model_multilane_nonlocal_msgs(16, 4, 3), 2);
+    ASSERT_EQ(agx_model_multilane_nonlocal_blocks(16, 4, 3), 24);
+    ASSERT_EQ(agx_model_multilane_nonlocal_msgs(16, 4, 4), 4);
+    ASSERT_EQ(agx_model_multilane_nonlocal_blocks(16, 4, 4), 16);
+    ASSERT(agx_model_multilane(64, 4, 1, 1, 1, 10, 100, 3) == 2 + 24 + 3 * 10 + 63 * 100);
 }
 
 UNIT_MAIN()
