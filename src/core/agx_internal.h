@@ -32,6 +32,9 @@ typedef struct {
     const int *displs;
     const MPI_Aint *lcounts;
     const MPI_Aint *ldispls;
+    int same_shape;       /* every rank's layout has these counts and displacements (an
+                           * allgather's, or one permuted from it): SMPI builds may then send
+                           * a message of several pieces as one message per piece */
 } agx_blocks;
 
 static inline MPI_Aint agx_blk_count(const agx_blocks *b, int i)

@@ -9,7 +9,8 @@
  * are adjacent in memory (always so for a non-wrapping range of allgather) and number at
  * most AGX_MAX_PIECE elements, otherwise an hindexed type over the blocks (cut into
  * pieces of at most AGX_MAX_PIECE elements), created for the message and freed after it.
- * So message sizes are 64-bit end to end: MPI sees int counts only.
+ * So message sizes are 64-bit end to end: MPI sees int counts only. SMPI builds send the
+ * pieces as separate messages instead where both sides cut alike (post()).
  */
 #include "agx_internal.h"
 
@@ -78,7 +79,18 @@ static int msg_type(const agx_blocks *b, const MPI_Aint *disp, const MPI_Aint *l
     return rc;
 }
 
-static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m)
+static int pieces_fit(const MPI_Aint *lens, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (lens[i] > AGX_MAX_PIECE)
+            return 0;
+    return 1;
+}
+
+/* The message of ranges r[0..nr) of layout b: one (address, count, type). With `pieces`
+ * (SMPI builds, a layout of the same shape on every rank) a message of several segments
+ * is left as its segments instead (*nseg > 1, disp/lens in *pieces, the caller frees). */
+static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m, MPI_Aint **pieces, int *nseg)
 {
     int cap = 0, rc = MPI_SUCCESS, listed = agx_blk_listed(b);
     long long elems = 0;
@@ -87,19 +99,26 @@ static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m
     m->addr = b->buf;
     for (int i = 0; i < nr; i++)
         cap += listed ? r[i].len : 1;
-    MPI_Aint *mem = malloc(sizeof(MPI_Aint) * 2 * (size_t)(cap > 0 ? cap : 1));
+    cap = cap > 0 ? cap : 1;
+    MPI_Aint *mem = malloc(sizeof(MPI_Aint) * 2 * (size_t)cap);
     if (!mem)
         return MPI_ERR_NO_MEM;
-    MPI_Aint *disp = mem, *lens = mem + (cap > 0 ? cap : 1);
-    int nseg = msg_segments(b, r, nr, disp, lens, &elems);
+    MPI_Aint *disp = mem, *lens = mem + cap;
+    int n = msg_segments(b, r, nr, disp, lens, &elems);
     m->bytes = elems * b->type_size;
-    if (nseg == 0) {
+    *nseg = 1;
+    if (n == 0) {
         m->count = 0;
-    } else if (nseg == 1 && lens[0] <= AGX_MAX_PIECE) {
+    } else if (n == 1 && lens[0] <= AGX_MAX_PIECE) {
         m->addr = b->buf + disp[0] * b->extent;
         m->count = (int)lens[0];
+    } else if (pieces && pieces_fit(lens, n)) {
+        memmove(mem + n, lens, sizeof(MPI_Aint) * (size_t)n); /* disp[0..n), lens[n..2n) */
+        *pieces = mem;
+        *nseg = n;
+        return MPI_SUCCESS;
     } else {
-        rc = msg_type(b, disp, lens, nseg, &m->type);
+        rc = msg_type(b, disp, lens, n, &m->type);
         m->owned = rc == MPI_SUCCESS;
         m->count = 1;
     }
@@ -135,27 +154,73 @@ void agx_cancel_all(int n, MPI_Request *req)
     }
 }
 
-/* Post one send or receive; counted at the sender (and, intergroup, at the receiver). */
-static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_msg *m, MPI_Request *req)
+/* Requests posted and not yet completed, with their messages. */
+typedef struct {
+    MPI_Request *req;
+    agx_msg *msg;
+    int n, cap;
+} agx_reqs;
+
+static int reqs_grow(agx_reqs *v, int more)
 {
-    int rc = msg_build(&x->bufs[op->buf], &s->ranges[op->r0], op->nr, m);
-    if (rc != MPI_SUCCESS)
+    if (v->n + more <= v->cap)
+        return MPI_SUCCESS;
+    int cap = v->cap * 2 > v->n + more ? v->cap * 2 : v->n + more;
+    MPI_Request *r = realloc(v->req, sizeof(MPI_Request) * (size_t)cap);
+    if (r)
+        v->req = r;
+    agx_msg *m = r ? realloc(v->msg, sizeof(agx_msg) * (size_t)cap) : NULL;
+    if (!m)
+        return MPI_ERR_NO_MEM;
+    v->msg = m;
+    v->cap = cap;
+    return MPI_SUCCESS;
+}
+
+/* Post one send or receive, appended to v; counted once, at the sender (and, intergroup,
+ * at the receiver). SMPI copies every derived-datatype message into a private buffer of
+ * its size (folded buffers or not: 16 x 16 ranks at 1 MiB each ran out of 24 GB), so SMPI
+ * builds send a message of several pieces as one message per piece where every rank's
+ * layout has the same shape, so that both sides cut it alike (MPI keeps their order). */
+static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs *v)
+{
+    const agx_blocks *b = &x->bufs[op->buf];
+    MPI_Aint *pc = NULL;
+    int nseg = 1, send = op->kind == AGX_SOP_SEND, tag = op->tag ? op->tag : x->tag;
+#ifdef AGX_SMPI
+    int split = !agx_blk_listed(b) || b->same_shape;
+#else
+    int split = 0;
+#endif
+    agx_msg m;
+    int rc = msg_build(b, &s->ranges[op->r0], op->nr, &m, split ? &pc : NULL, &nseg);
+    if (rc == MPI_SUCCESS && (rc = reqs_grow(v, nseg)) != MPI_SUCCESS)
+        msg_release(&m);
+    if (rc != MPI_SUCCESS) {
+        free(pc);
         return rc;
-    m->recv = op->kind == AGX_SOP_RECV;
-    int tag = op->tag ? op->tag : x->tag;
-    if (op->kind == AGX_SOP_SEND) {
-        agx_stats_count_map(x->node_of, x->me, op->peer, m->bytes);
-        if (x->intergroup)
-            agx_stats_intergroup(m->bytes, 0);
-        rc = (op->flags & AGX_SOP_SYNC ? MPI_Issend : MPI_Isend)(m->addr, m->count, m->type, op->peer, tag,
-                                                                  x->comm, req);
-    } else {
-        if (x->intergroup)
-            agx_stats_intergroup(-1, m->bytes);
-        rc = MPI_Irecv(m->addr, m->count, m->type, op->peer, tag, x->comm, req);
     }
-    if (rc != MPI_SUCCESS)
-        msg_release(m);
+    m.recv = !send;
+    if (send)
+        agx_stats_count_map(x->node_of, x->me, op->peer, m.bytes);
+    if (x->intergroup)
+        send ? agx_stats_intergroup(m.bytes, 0) : agx_stats_intergroup(-1, m.bytes);
+    for (int i = 0; i < nseg && rc == MPI_SUCCESS; i++) {
+        agx_msg *mm = &v->msg[v->n];
+        *mm = m;
+        if (pc) {
+            mm->addr = b->buf + pc[i] * b->extent;
+            mm->count = (int)pc[nseg + i];
+        }
+        rc = send ? (op->flags & AGX_SOP_SYNC ? MPI_Issend : MPI_Isend)(mm->addr, mm->count, mm->type, op->peer,
+                                                                       tag, x->comm, &v->req[v->n])
+                  : MPI_Irecv(mm->addr, mm->count, mm->type, op->peer, tag, x->comm, &v->req[v->n]);
+        if (rc == MPI_SUCCESS)
+            v->n++;
+    }
+    if (rc != MPI_SUCCESS && !pc)
+        msg_release(&m);
+    free(pc);
     return rc;
 }
 
@@ -179,59 +244,54 @@ static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
     return rc;
 }
 
-/* Wait for n posted requests (or, on an earlier error, cancel them) and release their
+/* Wait for the posted requests (or, on an earlier error, cancel them) and release their
  * messages' types. */
-static int complete(int rc, int n, MPI_Request *req, agx_msg *msg)
+static int complete(int rc, agx_reqs *v)
 {
+    int n = v->n;
     if (rc != MPI_SUCCESS)
-        agx_cancel_all(n, req);
+        agx_cancel_all(n, v->req);
     else if (!agx_stats_tracing())
-        rc = agx_waitall(n, req);
+        rc = agx_waitall(n, v->req);
     for (int k = 0, idx; k < n && rc == MPI_SUCCESS && agx_stats_tracing(); k++) {
         MPI_Status st;
-        rc = MPI_Waitany(n, req, &idx, &st);
-        if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED && msg[idx].recv)
+        rc = MPI_Waitany(n, v->req, &idx, &st);
+        if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED && v->msg[idx].recv)
             agx_stats_arrival(MPI_Wtime());
     }
     for (int k = 0; k < n; k++)
-        msg_release(&msg[k]);
+        msg_release(&v->msg[k]);
+    v->n = 0;
     return rc;
 }
 
 int agx_sched_run(const agx_exec *x, const agx_sched *s)
 {
-    int rc = MPI_SUCCESS, nasync = 0, i = 0;
-    size_t n = (size_t)(s->n > 0 ? s->n : 1);
-    /* one allocation: round requests and messages, then the ASYNC ones */
-    char *mem = malloc(2 * n * (sizeof(MPI_Request) + sizeof(agx_msg)));
-    if (!mem)
+    int rc = MPI_SUCCESS, i = 0;
+    agx_reqs rq = {0}, aq = {0}; /* a round's requests, and the ASYNC ones (waited at the end) */
+    if (reqs_grow(&rq, s->n > 0 ? s->n : 1) != MPI_SUCCESS || reqs_grow(&aq, 1) != MPI_SUCCESS) {
+        free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
         return agx_error(MPI_ERR_NO_MEM, "out of memory running a schedule of %d operations", s->n);
-    agx_msg *msg = (agx_msg *)mem, *amsg = msg + n;
-    MPI_Request *req = (MPI_Request *)(amsg + n), *areq = req + n;
+    }
     while (i < s->n && rc == MPI_SUCCESS) {
-        int j = i, nreq = 0;
+        int j = i;
         while (j < s->n && s->ops[j].round == s->ops[i].round)
             j++;
         /* receives first, then sends, so an eager send finds its receive posted */
         for (int pass = 0; pass < 2 && rc == MPI_SUCCESS; pass++)
             for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
                 const agx_sop *op = &s->ops[k];
-                if (op->kind != (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
-                    continue;
-                int async = op->flags & AGX_SOP_ASYNC;
-                rc = async ? post(x, s, op, &amsg[nasync], &areq[nasync])
-                           : post(x, s, op, &msg[nreq], &req[nreq]);
-                if (rc == MPI_SUCCESS)
-                    async ? nasync++ : nreq++;
+                if (op->kind == (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
+                    rc = post(x, s, op, op->flags & AGX_SOP_ASYNC ? &aq : &rq);
             }
-        rc = complete(rc, nreq, req, msg);
+        rc = complete(rc, &rq);
         for (int k = i; k < j && rc == MPI_SUCCESS; k++)
             if (s->ops[k].kind == AGX_SOP_COPY || s->ops[k].kind == AGX_SOP_REDUCE)
                 rc = local_op(x, s, &s->ops[k]);
         i = j;
     }
-    rc = complete(rc, nasync, areq, amsg);
-    free(mem);
+    rc = complete(rc, &aq);
+    free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
     return rc;
 }
 

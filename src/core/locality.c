@@ -114,6 +114,7 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
     vblk.counts = vblk.displs = NULL;
     vblk.lcounts = cnt;
     vblk.ldispls = dsp;
+    vblk.same_shape = blk->same_shape || !agx_blk_listed(blk);
     agx_exec x;
     agx_exec_of(a, &vblk, &x);
     rc = agx_sched_run(&x, s);
