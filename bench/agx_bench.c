@@ -511,9 +511,10 @@ int main(int argc, char **argv)
                    agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
                    o.op == AGX_OP_ALLGATHERV ? "  dist=" : "", o.op == AGX_OP_ALLGATHERV ? bench_dist_names[o.dist] : "");
         printf("# MPI: %s\n", ver);
-        printf("# time per call in us: max over ranks of the local time, barrier before each "
-               "iteration; Size = %s\n", o.setting ? "largest block of any process, bytes (MPI_INT)"
-                                                    : "bytes per process");
+        printf("# time per call in us: %s; Size = %s\n",
+               o.window ? "latest end - a common start time (--sync window)"
+                        : "max over ranks of the local time, barrier before each iteration",
+               o.setting ? "largest block of any process, bytes (MPI_INT)" : "bytes per process");
         printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
                "(same node / other node); '-' = not visible (native)\n");
         if (g_labels) {

@@ -99,10 +99,10 @@ static const agx_alg intra[] = {
 /* The built-in default (a rules file, AGX_TUNING_FILE, measured on the machine, comes
  * first). On one region (node) the MPI library's own algorithm: agx's flat algorithms are
  * not faster than Open MPI's or MPICH's on shared memory, so agx never is slower there.
- * Across regions with more than one process in one, multilane: the simulated sweeps at 16
- * x 16 and 64 x 16 ranks (docs/RESULTS.md, "Locality-aware allgather") find it the fastest
- * agx algorithm at every size from 8 B to 1 MiB per process, as its cost model next to Eq.
- * 4 predicts (one local step per phase, the fewest non-local rounds, the node link the
+ * Across regions with more than one process in one, multilane: simulated at 16 x 16 ranks
+ * (docs/RESULTS.md, "Locality-aware allgather at 16 ranks per node") it is the fastest agx
+ * algorithm at every size from 8 B to 1 MiB per process, and at 4 B at 64 x 16, as its
+ * cost model next to Eq. 4 predicts (one local step per phase, the fewest non-local rounds, the node link the
  * only bottleneck). One process per region: MPICH's thresholds over the flat algorithms
  * (Bruck for short results, recursive doubling for medium ones on a power of two, the
  * ring for long ones). Regions are found (collectively, once per communicator) at the
