@@ -15,13 +15,9 @@
  * "maximum message size per node"), MPI_INT data as in the paper; block sizes: equal
  * (1, 2, 5, 7), A four times B (3), B four times A (4), rank i of a group of n sends
  * Size * i / (n-1) (6, 8). It prints T_root_gather / T_segmented(_v) next to Eq. 5.
- * Timing (ReproMPI's definitions): ranks meet in MPI_Barrier before every iteration; an
- * iteration's time is the maximum over ranks of the local time of the call (--sync
- * barrier: it includes the barrier's exit skew, several microseconds at 1024 simulated
- * ranks), or the latest end minus a start time T common to all ranks (--sync window:
- * rank 0 broadcasts T after the barrier, every rank waits for it; needs a global clock,
- * as on one host or under SMPI; an iteration a rank reaches after T is counted late and
- * timed from T all the same); the report
+ * Timing (ReproMPI's definitions, bench_start): after MPI_Barrier, an iteration's time is
+ * the maximum over ranks of the call's local time (--sync barrier, with the barrier's exit
+ * skew), or the latest end minus a broadcast common start time (--sync window); the report
  * gives avg, min, max, p50 and p99 of those iteration times. -c fills new data before
  * every iteration and checks every result (outside the timed region).
  * Counters (messages and bytes sent, local / non-local) are per call, maximum over ranks;
@@ -83,10 +79,8 @@ static void usage(FILE *f)
             "                result read in the node-shared segment; with -c copied out)\n"
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
             "  --json FILE   the same records as a JSON array\n"
-            "  --sync S      how an iteration starts: barrier (default; ReproMPI's barrier\n"
-            "                method: time = max over ranks of the local time) or window (a\n"
-            "                common start time T broadcast after the barrier, every rank waits\n"
-            "                for T: time = max end - T; needs a global clock: one host, or SMPI)\n"
+            "  --sync S      barrier (default: time = max local time after MPI_Barrier) or\n"
+            "                window (time = latest end - a broadcast common start; one host, SMPI)\n"
             "  -q            no progress line (it goes to stderr, only when that is a terminal)\n"
             "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
             "                Model column gives Bienz's non-local messages/bytes\n"
@@ -282,7 +276,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") && !shared ? alg : NULL);
     if (rc != MPI_SUCCESS)
         goto fn_exit;
-    int late = 0, lates = 0;
+    int late = 0;
     double slack = o->window ? bench_window_slack() : 0;
     for (int it = -o->warmup; it < o->iters; it++) {
         if (it == 0)
@@ -304,10 +298,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     if (rc != MPI_SUCCESS)
         goto fn_exit;
 
-    MPI_Reduce(&late, &lates, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rank == 0 && lates)
-        fprintf(stderr, "agx-bench: --sync window: %d rank-iterations of %s at %lld B started after the "
-                "common time (timed from it)\n", lates, alg, bytes);
+    bench_late_report(late, alg, bytes);
     agx_stats st;
     agx_stats_get(&st);
     unsigned long long c[4] = {st.msgs_local, st.msgs_nonlocal, st.bytes_local, st.bytes_nonlocal}, cm[4];

@@ -92,5 +92,7 @@ double bench_window_slack(void);
  * broadcasts, `slack` ahead; returns the iteration's start time. A rank that gets the time
  * after it passed adds 1 to *late. */
 double bench_start(int window, double slack, int *late);
+/* Rank 0 says on stderr how many rank-iterations started late (collective). */
+void bench_late_report(int late, const char *alg, long long bytes);
 
 #endif

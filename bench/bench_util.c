@@ -161,6 +161,18 @@ double bench_window_slack(void)
     return 2 * worst + 5e-6;
 }
 
+void bench_late_report(int late, const char *alg, long long bytes)
+{
+    int me, lates = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Reduce(&late, &lates, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (me == 0 && lates)
+        fprintf(stderr, "agx-bench: --sync window: %d rank-iterations of %s at %lld B started after the "
+                "common time (timed from it)\n", lates, alg, bytes);
+}
+
+/* An iteration a rank reaches after the common time T is counted late and timed from T. The
+ * window method needs a global clock (one host, SMPI). */
 double bench_start(int window, double slack, int *late)
 {
     int me;

@@ -17,10 +17,9 @@
  * A buffer seen as blocks: block i is count(i) elements of `type` at buf + displ(i) *
  * extent. Three forms: the regular layout (count ucount, displ i * ucount), the user's
  * allgatherv arrays (int counts / displs), or 64-bit arrays (lcounts / ldispls: byte
- * pieces and permuted orders, whose values may exceed an int). The receive buffer of
- * allgather and allgatherv is such a layout, so every intra algorithm is written once and
- * serves both operations; the engine moves blocks of layouts, with 64-bit sizes
- * throughout (messages above INT_MAX elements go as derived datatypes). */
+ * pieces and permuted orders, whose values may exceed an int). Allgather(v)'s receive
+ * buffer is one, so every intra algorithm serves both operations; the engine moves blocks
+ * with 64-bit sizes (above INT_MAX elements as derived datatypes). */
 typedef struct {
     char *buf;
     MPI_Datatype type;
@@ -32,9 +31,7 @@ typedef struct {
     const int *displs;
     const MPI_Aint *lcounts;
     const MPI_Aint *ldispls;
-    int same_shape;       /* every rank's layout has these counts and displacements (an
-                           * allgather's, or one permuted from it): SMPI builds may then send
-                           * a message of several pieces as one message per piece */
+    int same_shape;       /* every rank has this layout (SMPI builds may cut messages) */
 } agx_blocks;
 
 static inline MPI_Aint agx_blk_count(const agx_blocks *b, int i)
@@ -45,8 +42,7 @@ static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
 {
     return b->counts ? (MPI_Aint)b->displs[i] : b->lcounts ? b->ldispls[i] : (MPI_Aint)i * b->ucount;
 }
-/* 1 when the layout lists its blocks (not the regular form). */
-static inline int agx_blk_listed(const agx_blocks *b) { return b->counts || b->lcounts; }
+static inline int agx_blk_listed(const agx_blocks *b) { return b->counts || b->lcounts; } /* not regular */
 /* A layout of n byte pieces (counts / displs in bytes, 64-bit) over buf. */
 void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, const MPI_Aint *displs);
 /* The elements of one message or copy piece: at most an int (larger ones are cut). */

@@ -110,8 +110,7 @@ void agx_order_multileader(const agx_regions *R, int nl, int *order)
                 order[v++] = R->members[R->start[g] + x];
 }
 
-/* Virtual blocks of regions [a, a+n) (mod r) in the region-major order. */
-static void add_regions(agx_blockset *s, const agx_regions *R, int a, int n)
+void agx_add_regions(agx_blockset *s, const agx_regions *R, int a, int n)
 {
     if (n <= 0)
         return;
@@ -153,7 +152,7 @@ static void add_contrib(agx_blockset *s, const agx_regions *R, int g, int y, con
         return;
     int cnt = c->r - j * c->D;
     cnt = cnt < 0 ? 0 : cnt > c->D ? c->D : cnt;
-    add_regions(s, R, g + j * c->D, cnt);
+    agx_add_regions(s, R, g + j * c->D, cnt);
 }
 
 /* Bruck allgather among the m members of region g over contributions c, in steps
@@ -200,8 +199,8 @@ int agx_build_loc_bruck(const agx_regions *R, int nl, const int *vidx, int rank,
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
-            add_regions(&snd, R, g, cnt);
-            add_regions(&rcv, R, from, cnt);
+            agx_add_regions(&snd, R, g, cnt);
+            agx_add_regions(&rcv, R, from, cnt);
             if (agx_sched_add(pl, step, AGX_SOP_SEND, R->members[R->start[to] + j % R->size[to]], &snd) ||
                 agx_sched_add(pl, step, AGX_SOP_RECV, R->members[R->start[from] + j % R->size[from]], &rcv))
                 return -1;
@@ -266,8 +265,8 @@ int agx_build_hierarchical(const agx_regions *R, int nl, const int *vidx, int ra
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
-            add_regions(&snd, R, g, cnt);
-            add_regions(&rcv, R, g + d, cnt);
+            agx_add_regions(&snd, R, g, cnt);
+            agx_add_regions(&rcv, R, g + d, cnt);
             int to = agx_mod(g - d, R->r), from = agx_mod(g + d, R->r);
             if (agx_sched_add(pl, step + t, AGX_SOP_SEND, R->members[R->start[to]], &snd) ||
                 agx_sched_add(pl, step + t, AGX_SOP_RECV, R->members[R->start[from]], &rcv))

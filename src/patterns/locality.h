@@ -38,6 +38,8 @@ int agx_regions_override(const char *region_size, const char *regions, int p, in
 typedef void (*agx_order_fn)(const agx_regions *R, int nl, int *order);
 typedef int (*agx_locbuild_fn)(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
 
+/* Adds the virtual blocks of regions [a, a+n) (mod r) in the region-major order. */
+void agx_add_regions(agx_blockset *s, const agx_regions *R, int a, int n);
 /* Virtual order of loc_bruck and hierarchical: region by region, members in rank order. */
 void agx_order_regions(const agx_regions *R, int nl, int *order);
 /* Virtual order of multileader: sub-block index first, then region, then member. */

@@ -23,16 +23,6 @@ int agx_multilane_radix(int r, int lanes, int fanout)
     return radix_of(r, lanes, agx_multilane_fanout(r, lanes, fanout));
 }
 
-/* Regions [a, a+n) (mod r), region-major virtual order. */
-static void add_regions(agx_blockset *s, const agx_regions *R, int a, int n)
-{
-    if (n <= 0)
-        return;
-    a = agx_mod(a, R->r);
-    int len = a + n <= R->r ? R->start[a + n] - R->start[a] : R->p - R->start[a] + R->start[a + n - R->r];
-    agx_set_add_circular(s, R->start[a], len, R->p);
-}
-
 /* Lane y's digits in a round: [j0, j1), dealt in contiguous chunks of F (1 <= j < K). */
 static void lane_digits(int y, int F, int K, int *j0, int *j1)
 {
@@ -61,7 +51,7 @@ static void passed_on(const agx_regions *R, int g, int y, int F, int K, long lon
     if (D == 0)
         agx_set_add(s, R->start[g] + y, 1);
     else if ((n = lane_received(R, y, F, K, D, &first)) > 0)
-        add_regions(s, R, g + first, n);
+        agx_add_regions(s, R, g + first, n);
 }
 
 /* Every member of region g sends what it has to pass on to every other member (one
@@ -105,8 +95,8 @@ int agx_build_multilane(const agx_regions *R, int fanout, const int *vidx, int r
             agx_blockset snd, rcv;
             agx_set_clear(&snd);
             agx_set_clear(&rcv);
-            add_regions(&snd, R, g, (int)c);
-            add_regions(&rcv, R, from, (int)c);
+            agx_add_regions(&snd, R, g, (int)c);
+            agx_add_regions(&rcv, R, from, (int)c);
             if (agx_sched_add(pl, step, AGX_SOP_SEND, R->members[R->start[to] + x], &snd) ||
                 agx_sched_add(pl, step, AGX_SOP_RECV, R->members[R->start[from] + x], &rcv))
                 return -1;

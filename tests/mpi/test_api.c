@@ -49,6 +49,25 @@ static MPI_Comm counting_comm(void)
     return c;
 }
 
+/* What the default rule runs for an allgather of n ints per rank on a new communicator
+ * whose regions are AGX_REGION_SIZE=region_size (NULL: the nodes); into name[64]. */
+static void default_ran(const char *region_size, int n, char *name)
+{
+    int p;
+    const char *ran;
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    region_size ? setenv("AGX_REGION_SIZE", region_size, 1) : unsetenv("AGX_REGION_SIZE");
+    MPI_Comm c = counting_comm();
+    int *sb = calloc((size_t)n, sizeof(int)), *rb = malloc(sizeof(int) * (size_t)n * p);
+    agx_allgather(sb, n, MPI_INT, rb, n, MPI_INT, c);
+    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
+    snprintf(name, 64, "%s", ran);
+    free(sb);
+    free(rb);
+    MPI_Comm_free(&c);
+    unsetenv("AGX_REGION_SIZE");
+}
+
 /* A failing call: its class, and the communicator's handler ran exactly once. */
 #define EXPECT_ERR(call, cls, what)                                                        \
     do {                                                                                   \
@@ -172,30 +191,12 @@ static void test_environment_and_fallback(void)
 
     /* default rule: one region (this host) -> native; regions of one process: small
      * messages -> bruck, large -> ring; regions of two -> multilane */
-    c = counting_comm();
-    int big = 1 << 17, *bs = calloc(big, sizeof(int)), *br = malloc(sizeof(int) * (size_t)big * p);
-    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
-    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, "native"), "default on one node ran %s", ran);
-    MPI_Comm_free(&c);
-    setenv("AGX_REGION_SIZE", "1", 1);
-    c = counting_comm();
-    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
-    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, p > 1 ? "bruck" : "native"), "default for 4 B, regions of 1, ran %s", ran);
-    agx_allgather(bs, big, MPI_INT, br, big, MPI_INT, c);
-    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, p > 1 ? "ring" : "native"), "default for 512 KiB, regions of 1, ran %s", ran);
-    MPI_Comm_free(&c);
-    setenv("AGX_REGION_SIZE", "2", 1);
-    c = counting_comm();
-    agx_allgather(&sb, 1, MPI_INT, rb, 1, MPI_INT, c);
-    agx_comm_last_algorithm(c, AGX_OP_ALLGATHER, &ran);
-    CHECK(!strcmp(ran, p > 2 ? "multilane" : "native"), "default for 4 B, regions of 2, ran %s", ran);
-    unsetenv("AGX_REGION_SIZE");
-    free(bs);
-    free(br);
-    MPI_Comm_free(&c);
+    char on1[64], r1s[64], r1l[64], r2[64];
+    default_ran(NULL, 1, on1), default_ran("1", 1, r1s), default_ran("1", 1 << 17, r1l), default_ran("2", 1, r2);
+    CHECK(!strcmp(on1, "native"), "default on one node ran %s", on1);
+    CHECK(!strcmp(r1s, p > 1 ? "bruck" : "native"), "default for 4 B, regions of 1, ran %s", r1s);
+    CHECK(!strcmp(r1l, p > 1 ? "ring" : "native"), "default for 512 KiB, regions of 1, ran %s", r1l);
+    CHECK(!strcmp(r2, p > 2 ? "multilane" : "native"), "default for 4 B, regions of 2, ran %s", r2);
 
     /* neighbor_exchange needs an even p: fallback policies */
     const char *policy[] = {"silent", "warn", "error"};
