@@ -35,4 +35,16 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 mpicc.openmpi "$tmp/app/main.c" $(pkg-config --cflags --libs agx) -o "$tmp/app/app_pc"
 LD_LIBRARY_PATH="$tmp/prefix/lib" "$src/tools/agxrun" -n 2 "$tmp/app/app_pc"
 echo "ok   pkg-config agx"
-echo "2 passed, 0 failed"
+# agx.pc names the MPI: a plain compiler, no MPI wrapper, builds from pkg-config alone
+pkg-config --print-requires agx | grep -Eq '^(ompi-c|mpich)' || { echo "FAIL: agx.pc requires no MPI"; exit 1; }
+cc "$tmp/app/main.c" $(pkg-config --cflags --libs agx) -o "$tmp/app/app_cc"
+LD_LIBRARY_PATH="$tmp/prefix/lib" "$src/tools/agxrun" -n 2 "$tmp/app/app_cc"
+echo "ok   cc with pkg-config agx only (requires $(pkg-config --print-requires agx | head -n 1))"
+# the installed tools: agx-bench finds libagx by its run path (no LD_LIBRARY_PATH),
+# launched by the installed agxrun, its CSV plotted by the installed agx-plot
+"$tmp/prefix/bin/agxrun" -n 2 --timeout 60 "$tmp/prefix/bin/agx-bench" allgather -m 8:64 -i 2 -x 1 -c \
+    --csv "$tmp/b.csv" > "$tmp/bench.out"
+grep -q ' ok' "$tmp/bench.out" || { cat "$tmp/bench.out"; echo "FAIL: installed agx-bench"; exit 1; }
+"$tmp/prefix/bin/agx-plot" "$tmp/b.csv" "$tmp/b.svg" > /dev/null
+echo "ok   installed agx-bench, agxrun and agx-plot"
+echo "4 passed, 0 failed"
