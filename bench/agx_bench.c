@@ -62,7 +62,7 @@ static void usage(FILE *f)
             "                 (KangRoss20's all-to-many kernels; agx-bench alltoallv -h)\n"
             "       agx-bench twophase --workload e3sm|flash|btio --file PATH [-k LIST]\n"
             "                 (two-phase collective write vs MPI_File_write_all; agx-bench twophase -h)\n"
-            "       agx-bench --list\n"
+            "       agx-bench --list | --version\n"
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
             "  -m MIN:MAX    bytes per process, doubling (K and M suffixes; default 8:1M)\n"
@@ -78,7 +78,8 @@ static void usage(FILE *f)
             "  --zero-copy   allgather(v): also time agx_allgatherv_shared (row zero_copy: the\n"
             "                result read in the node-shared segment; with -c copied out)\n"
             "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
-            "  --json FILE   the same records as a JSON array\n"
+            "  --json FILE   the same records as a JSON array, each with the run's context\n"
+            "                (command, host, date, MPI library, warm-up)\n"
             "  --sync S      barrier (default: time = max local time after MPI_Barrier) or\n"
             "                window (time = latest end - a broadcast common start; one host, SMPI)\n"
             "  -q            no progress line (it goes to stderr, only when that is a terminal)\n"
@@ -87,7 +88,8 @@ static void usage(FILE *f)
             "  --setting N   inter-allgather: KangTraff19 setting 1-8 (default 1)\n"
             "  --comm C      inter-allgather on an inter-communicator (inter, default) or on\n"
             "                the colour split of MPI_COMM_WORLD (color)\n"
-            "  --list        every registered algorithm with its description\n");
+            "  --list        every registered algorithm with its description\n"
+            "  --version     agx's version\n");
 }
 
 /* The options, strictly: every value whole and in range, every flag known; on an error,
@@ -382,9 +384,11 @@ static int write_csv(const char *path, const options *o, const record *r, int n)
 static int write_json(const char *path, const options *o, const record *r, int n)
 {
     FILE *f = fopen(path, "w");
-    if (!f) {
+    char *ctx = bench_context_json(nprocs, o->warmup);
+    if (!f || !ctx) {
         perror(path);
-        return 1;
+        free(ctx);
+        return f ? fclose(f), 1 : 1;
     }
     fprintf(f, "[\n");
     for (int i = 0; i < n; i++) {
@@ -405,10 +409,10 @@ static int write_json(const char *path, const options *o, const record *r, int n
         if (r[i].model_msgs >= 0)
             fprintf(f, ", \"model_msgs_nonlocal\": %lld, \"model_bytes_nonlocal\": %lld", r[i].model_msgs,
                     r[i].model_bytes);
-        fprintf(f, "}");
-        fprintf(f, "%s\n", i + 1 < n ? "," : "");
+        fprintf(f, ", \"context\": %s}%s\n", ctx, i + 1 < n ? "," : "");
     }
     fprintf(f, "]\n");
+    free(ctx);
     return bench_close(f, path);
 }
 
@@ -419,6 +423,11 @@ int agx_bench_io(int argc, char **argv);
 int main(int argc, char **argv)
 {
     options o;
+    bench_note_command(argc, argv);
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("agx-bench (agx %d.%d.%d)\n", AGX_VERSION_MAJOR, AGX_VERSION_MINOR, AGX_VERSION_PATCH);
+        return 0;
+    }
     if (argc >= 2 && !strcmp(argv[1], "pap"))
         return agx_bench_pap(argc, argv);
     if (argc >= 2 && !strcmp(argv[1], "alltoallv"))
@@ -438,19 +447,9 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (parse_args(argc, argv, &o, err, sizeof err) != 0) { /* every rank fails alike; rank 0 says why */
-        MPI_Init(&argc, &argv);
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0)
-            fprintf(stderr, "agx-bench: %s\n", err);
-        MPI_Finalize();
-        return 2;
-    }
-    if (o.region_size) {
-        char v[32];
-        snprintf(v, sizeof v, "%d", o.region_size);
-        setenv("AGX_REGION_SIZE", v, 1); /* read when agx first sees a communicator */
-    }
+    if (parse_args(argc, argv, &o, err, sizeof err) != 0) /* every rank fails alike; rank 0 says why */
+        return bench_arg_error(argc, argv, err);
+    bench_set_regions(o.region_size);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

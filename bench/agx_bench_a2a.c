@@ -68,66 +68,67 @@ static void usage(FILE *f)
                "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n");
 }
 
-static int parse(int argc, char **argv, a2a_opts *o)
+static int parse(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
 {
     static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
                                        {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
                                        {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
-    char *items[64], err[256];
+    char *items[64];
     int c, n;
     *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}};
     /* optind = 0: a full reset of getopt's state (SMPI runs every rank in one process);
      * argv + 1: "alltoallv" is the program name to getopt; '+': no permutation */
     optind = 0;
+    opterr = 0; /* the message is ours, printed once */
     argc--, argv++;
-    while ((c = getopt_long(argc, argv, "+a:i:x:cqh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:a:i:x:cqh", lo, NULL)) != -1) {
         switch (c) {
         case 'P':
             for (o->pattern = 0; o->pattern < 3 && strcmp(optarg, pnames[o->pattern]); o->pattern++)
                 ;
             if (o->pattern == 3)
-                return fprintf(stderr, "agx-bench: unknown pattern '%s'\n", optarg), -1;
+                return snprintf(err, errlen, "--pattern %s: all-to-many, many-to-many or uniform", optarg), -1;
             break;
         case 'R': case 'S': case 'T': case 'i': case 'x': {
             int *v = c == 'R' ? &o->nrecv : c == 'S' ? &o->nsend : c == 'T' ? &o->stride : c == 'i' ? &o->iters
                                                                                         : &o->warmup;
             const char *flag = c == 'R' ? "--receivers" : c == 'S' ? "--senders" : c == 'T' ? "--stride"
                              : c == 'i' ? "-i" : "-x";
-            if (bench_int(flag, optarg, c == 'x' ? 0 : 1, 1 << 30, v, err, sizeof err))
-                return fprintf(stderr, "agx-bench: %s\n", err), -1;
+            if (bench_int(flag, optarg, c == 'x' ? 0 : 1, 1 << 30, v, err, errlen))
+                return -1;
             break;
         }
         case 'B':
             if ((n = bench_split(optarg, items, 64)) <= 0)
-                return fprintf(stderr, "agx-bench: --bytes %s: at most 64 sizes\n", optarg), -1;
+                return snprintf(err, errlen, "--bytes %s: at most 64 sizes", optarg), -1;
             o->nbytes = n;
             for (int k = 0; k < n; k++) {
                 o->bytes[k] = parse_size(items[k]);
                 if (o->bytes[k] < 0 || o->bytes[k] > 1 << 30)
-                    c = -2, fprintf(stderr, "agx-bench: --bytes: '%s' is not a size up to 1G\n", items[k]);
+                    c = -2, snprintf(err, errlen, "--bytes: '%s' is not a size up to 1G", items[k]);
                 free(items[k]);
             }
             if (c == -2)
                 return -1;
             break;
         case 'a':
-            if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) < 0)
-                return -1;
+            if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) <= 0)
+                return snprintf(err, errlen, "-a %s: 1 to %d algorithms", optarg, MAX_ALGS), -1;
             break;
         case 'G':
-            if (bench_regions(optarg, &o->region_size, err, sizeof err))
-                return fprintf(stderr, "agx-bench: %s\n", err), -1;
+            if (bench_regions(optarg, &o->region_size, err, errlen))
+                return -1;
             break;
         case 'c': o->check = 1; break;
         case 'q': o->quiet = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'h': usage(stdout); exit(0);
-        default: return -1;
+        default: return bench_bad_option(c, argv, err, errlen);
         }
     }
     if (optind < argc)
-        return fprintf(stderr, "agx-bench: unexpected argument '%s'\n", argv[optind]), -1;
+        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind]), -1;
     if (o->nalgs == 0)
         o->algs[o->nalgs++] = strdup("auto");
     return 0;
@@ -266,9 +267,10 @@ out:
     return rc;
 }
 
-static void write_files(const a2a_opts *o, const a2a_rec *r, int n)
+static int write_files(const a2a_opts *o, const a2a_rec *r, int n)
 {
     FILE *c = o->csv ? fopen(o->csv, "w") : NULL, *j = o->json ? fopen(o->json, "w") : NULL;
+    char *ctx = j ? bench_context_json(nprocs, o->warmup) : NULL;
     if ((o->csv && !c) || (o->json && !j))
         perror("agx-bench: output file");
     if (c)
@@ -295,17 +297,20 @@ static void write_files(const a2a_opts *o, const a2a_rec *r, int n)
                     x->t[2], x->t[3], x->t[4], x->validated ? "true" : "false");
             if (x->counted)
                 fprintf(j, "\"msgs_local\": %llu, \"msgs_nonlocal\": %llu, \"first_arrival_us\": %.3f, "
-                           "\"last_arrival_us\": %.3f}", x->ml, x->mn, x->first, x->last);
+                           "\"last_arrival_us\": %.3f", x->ml, x->mn, x->first, x->last);
             else
                 fprintf(j, "\"msgs_local\": null, \"msgs_nonlocal\": null, \"first_arrival_us\": null, "
-                           "\"last_arrival_us\": null}");
-            fprintf(j, "%s\n", i + 1 < n ? "," : "");
+                           "\"last_arrival_us\": null");
+            fprintf(j, ", \"context\": %s}%s\n", ctx ? ctx : "null", i + 1 < n ? "," : "");
         }
     }
+    free(ctx);
+    int bad = (o->csv && !c) || (o->json && !j);
     if (j)
-        fprintf(j, "]\n"), fclose(j);
+        fprintf(j, "]\n"), bad |= bench_close(j, o->json);
     if (c)
-        fclose(c);
+        bad |= bench_close(c, o->csv);
+    return bad;
 }
 
 static void header(const a2a_opts *o)
@@ -335,18 +340,17 @@ static void header(const a2a_opts *o)
 int agx_bench_a2a(int argc, char **argv)
 {
     a2a_opts o;
-    if (parse(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
-    }
-    if (o.region_size) {
-        char v[32];
-        snprintf(v, sizeof v, "%d", o.region_size);
-        setenv("AGX_REGION_SIZE", v, 1);
-    }
+    char err[256] = "";
+    if (parse(argc, argv, &o, err, sizeof err))
+        return bench_arg_error(argc, argv, err);
+    bench_set_regions(o.region_size);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (bench_outputs_writable(o.csv, o.json)) { /* before the run, not after it */
+        MPI_Finalize();
+        return 2;
+    }
     if (!o.nrecv)
         o.nrecv = o.pattern == P_TO_MANY ? (nprocs / 16 > 0 ? nprocs / 16 : 1) : nprocs;
     o.nrecv = o.nrecv > nprocs ? nprocs : o.nrecv;
@@ -391,7 +395,7 @@ int agx_bench_a2a(int argc, char **argv)
             fflush(stdout);
         }
     if (rank == 0)
-        write_files(&o, recs, nrec);
+        failed |= write_files(&o, recs, nrec);
     free(recs);
     free(times);
     for (int a = 0; a < o.nalgs; a++)

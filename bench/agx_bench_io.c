@@ -54,16 +54,18 @@ static void usage(FILE *f)
                "            (default 4096), btio grid edge N (default 64); --block: flash block edge (8)\n");
 }
 
-static int num(const char *s, long long lo, long long hi, long long *v, int size)
+static int num(const char *flag, const char *s, long long lo, long long hi, long long *v, int size, char *err,
+               size_t errlen)
 {
     char *end;
     *v = size ? parse_size(s) : strtoll(s, &end, 10);
     if ((!size && (*end || !*s)) || *v < lo || *v > hi)
-        return fprintf(stderr, "agx-bench: '%s' is not in [%lld, %lld]\n", s, lo, hi), -1;
+        return snprintf(err, errlen, "%s %s: expected %s in [%lld, %lld]", flag, s,
+                        size ? "a size (K, M, G)" : "an integer", lo, hi), -1;
     return 0;
 }
 
-static int parse(int argc, char **argv, io_opts *o)
+static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
 {
     static const struct option lo[] = {
         {"workload", 1, 0, 'W'}, {"kernel-meta", 1, 0, 'M'}, {"kernel-data", 1, 0, 'D'}, {"aggregators", 1, 0, 'A'},
@@ -76,28 +78,31 @@ static int parse(int argc, char **argv, io_opts *o)
     *o = (io_opts){.iters = 3, .workload = -1};
     agx_io_hints_init(&o->h);
     optind = 0; /* see agx_bench_a2a.c */
+    opterr = 0;
     argc--, argv++;
-    while ((c = getopt_long(argc, argv, "+k:i:qh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:k:i:qh", lo, NULL)) != -1) {
         switch (c) {
         case 'W':
             for (o->workload = 0; o->workload < 3 && strcmp(optarg, wnames[o->workload]); o->workload++)
                 ;
             if (o->workload == 3)
-                return fprintf(stderr, "agx-bench: unknown workload '%s' (e3sm, flash, btio)\n", optarg), -1;
+                return snprintf(err, errlen, "unknown workload '%s' (e3sm, flash, btio)", optarg), -1;
             break;
         case 'M': meta = optarg; break;
         case 'D': data = optarg; break;
         case 'k':
             if ((o->nruns = bench_split(optarg, o->runs, MAX_ALGS)) <= 0)
-                return fprintf(stderr, "agx-bench: -k %s: 1 to %d runs\n", optarg, MAX_ALGS), -1;
+                return snprintf(err, errlen, "-k %s: 1 to %d runs", optarg, MAX_ALGS), -1;
             break;
         case 'L':
             if (strcmp(optarg, "even") && strcmp(optarg, "striped"))
-                return fprintf(stderr, "agx-bench: --layout %s: even or striped\n", optarg), -1;
+                return snprintf(err, errlen, "--layout %s: even or striped", optarg), -1;
             o->h.layout = strcmp(optarg, "even") ? AGX_IO_STRIPED : AGX_IO_EVEN;
             break;
         case 'A': case 'N': case 'V': case 'E': case 'K': case 'i':
-            if (num(optarg, c == 'V' || c == 'K' || c == 'E' || c == 'i' ? 1 : 0, 1 << 30, &v, 0))
+            if (num(c == 'A' ? "--aggregators" : c == 'N' ? "--stripe-count" : c == 'V' ? "--vars" : c == 'E' ? "--cells"
+                    : c == 'K' ? "--block" : "-i", optarg, c == 'V' || c == 'K' || c == 'E' || c == 'i' ? 1 : 0, 1 << 30,
+                    &v, 0, err, errlen))
                 return -1;
             if (c == 'E')
                 o->bp.cells = v;
@@ -106,7 +111,7 @@ static int parse(int argc, char **argv, io_opts *o)
                   : c == 'K' ? &o->bp.block : &o->iters) = (int)v;
             break;
         case 'B': case 'S':
-            if (num(optarg, 1, 1LL << 30, &v, 1))
+            if (num(c == 'B' ? "--cb-buffer-size" : "--stripe-size", optarg, 1, 1LL << 30, &v, 1, err, errlen))
                 return -1;
             *(c == 'B' ? &o->h.cb_buffer_size : &o->h.stripe_size) = v;
             break;
@@ -116,13 +121,13 @@ static int parse(int argc, char **argv, io_opts *o)
         case 'J': o->json = optarg; break;
         case 'q': break; /* quiet: accepted for agx-sim (the table is short) */
         case 'h': usage(stdout); exit(0);
-        default: return -1;
+        default: return bench_bad_option(c, argv, err, errlen);
         }
     }
     if (optind < argc)
-        return fprintf(stderr, "agx-bench: unexpected argument '%s'\n", argv[optind]), -1;
+        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind]), -1;
     if (o->workload < 0 || (!o->file && !o->no_write))
-        return fprintf(stderr, "agx-bench twophase: --workload and --file (or --no-write) are required\n"), -1;
+        return snprintf(err, errlen, "twophase: --workload and --file (or --no-write) are required"), -1;
     if (meta || data) {
         char run[160];
         snprintf(run, sizeof run, "%s/%s", meta ? meta : "auto", data ? data : "auto");
@@ -132,7 +137,7 @@ static int parse(int argc, char **argv, io_opts *o)
         o->nruns = bench_split("issend_all,spread_out,balanced,pairwise,tam,hybrid,auto,mpi", o->runs, MAX_ALGS);
     for (int i = 0; i < o->nruns; i++)
         if (o->no_write && !strcmp(o->runs[i], "mpi"))
-            return fprintf(stderr, "agx-bench: 'mpi' (MPI_File_write_all) needs a file, not --no-write\n"), -1;
+            return snprintf(err, errlen, "'mpi' (MPI_File_write_all) needs a file, not --no-write"), -1;
     return 0;
 }
 
@@ -202,10 +207,11 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
     return MPI_SUCCESS;
 }
 
-static void write_files(const io_opts *o, const io_rec *r, int n, const bio_reqs *q)
+static int write_files(const io_opts *o, const io_rec *r, int n, const bio_reqs *q)
 {
     FILE *c = o->csv ? fopen(o->csv, "w") : NULL, *j = o->json ? fopen(o->json, "w") : NULL;
     static const char *ver[] = {"unverified", "FAIL", "ok"};
+    char *ctx = j ? bench_context_json(nprocs, 0) : NULL;
     if ((o->csv && !c) || (o->json && !j))
         perror("agx-bench: output file");
     if (c)
@@ -221,13 +227,16 @@ static void write_files(const io_opts *o, const io_rec *r, int n, const bio_reqs
     for (int i = 0; j && i < n; i++)
         fprintf(j, "  {\"op\": \"twophase\", \"workload\": \"%s\", \"nprocs\": %d, \"run\": \"%s\", \"meta_kernel\": "
                    "\"%s\", \"data_kernel\": \"%s\", \"iterations\": %d, \"total_ms\": %.3f, \"meta_ms\": %.3f, "
-                   "\"data_ms\": %.3f, \"io_ms\": %.3f, \"other_ms\": %.3f, \"rounds\": %d, \"verified\": \"%s\"}%s\n",
+                   "\"data_ms\": %.3f, \"io_ms\": %.3f, \"other_ms\": %.3f, \"rounds\": %d, \"verified\": \"%s\", \"context\": %s}%s\n",
                 wnames[o->workload], nprocs, r[i].name, r[i].meta, r[i].data, o->iters, r[i].t[0], r[i].t[1],
-                r[i].t[2], r[i].t[3], r[i].t[4], r[i].rounds, ver[r[i].verified + 1], i + 1 < n ? "," : "");
+                r[i].t[2], r[i].t[3], r[i].t[4], r[i].rounds, ver[r[i].verified + 1], ctx ? ctx : "null", i + 1 < n ? "," : "");
+    free(ctx);
+    int bad = (o->csv && !c) || (o->json && !j);
     if (j)
-        fprintf(j, "]\n"), fclose(j);
+        fprintf(j, "]\n"), bad |= bench_close(j, o->json);
     if (c)
-        fclose(c);
+        bad |= bench_close(c, o->csv);
+    return bad;
 }
 
 int agx_bench_io(int argc, char **argv)
@@ -237,13 +246,16 @@ int agx_bench_io(int argc, char **argv)
     io_rec recs[MAX_ALGS];
     char ver[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
     int len, rc, nrec = 0;
-    if (parse(argc, argv, &o)) {
-        usage(stderr);
-        return 2;
-    }
+    char err[256] = "";
+    if (parse(argc, argv, &o, err, sizeof err))
+        return bench_arg_error(argc, argv, err);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    if (bench_outputs_writable(o.csv, o.json)) { /* before the run, not after it */
+        MPI_Finalize();
+        return 2;
+    }
     if ((rc = make_requests(&o, &q)) != MPI_SUCCESS) {
         MPI_Finalize();
         return 1;
@@ -284,14 +296,12 @@ int agx_bench_io(int argc, char **argv)
         agx_error_string(rc, msg, &len);
         fprintf(stderr, "agx-bench twophase: %s\n", msg);
     }
-    if (rank == 0)
-        write_files(&o, recs, nrec, &q);
-    int bad = 0;
+    int bad = rank == 0 && write_files(&o, recs, nrec, &q) ? 2 : 0;
     for (int i = 0; i < nrec; i++)
-        bad |= recs[i].verified == 0;
+        bad |= recs[i].verified == 0 ? 1 : 0;
     for (int i = 0; i < o.nruns; i++)
         free(o.runs[i]);
     bio_free(&q);
     MPI_Finalize();
-    return rc != MPI_SUCCESS ? 1 : bad ? 3 : 0;
+    return rc != MPI_SUCCESS ? 1 : bad & 1 ? 3 : bad ? 1 : 0;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <getopt.h>
 #include <unistd.h>
 
 #define PAP_MAX 16
@@ -37,7 +38,9 @@ typedef struct {
     int na;
     int iters, warmup;
     double compute;        /* seconds */
-    const char *csv;
+    const char *csv, *json;
+    int per_process;       /* -m: n[] holds bytes per process, not total floats */
+    int quiet;
 } pap_opts;
 
 typedef struct {
@@ -51,15 +54,19 @@ static void pap_usage(FILE *f)
 {
     fprintf(f,
             "usage: agx-bench pap [options]   (launch with tools/agxrun --threads)\n"
-            "  -N LIST            total floats gathered, comma-separated, K/M suffixes\n"
+            "  -m LIST            bytes per process, comma-separated, K/M/G suffixes (floats:\n"
+            "                     bytes / 4 each)\n"
+            "  -N LIST            or the paper's N: total floats gathered, comma-separated\n"
             "                     (default 128K,256K,512K,1M,2M)\n"
-            "  --iterations N     measured iterations per case (default 256)\n"
-            "  --warmup N         unmeasured iterations first (default 3; bdr measures tau there)\n"
+            "  -i, --iterations N measured iterations per case (default 256)\n"
+            "  -x, --warmup N     unmeasured iterations first (default 3; bdr measures tau there)\n"
             "  --max-delay LIST   maximum arrival delays, us/ms/s suffixes, plain = ms\n"
             "                     (default 0,1ms,5ms,10ms,50ms,100ms,500ms; 0 is always run)\n"
             "  --compute T        compute phase without delay (default 200ms, the paper's)\n"
             "  -a LIST            algorithms (default ring,neighbor_exchange,gather_bcast,bdr,bslb)\n"
-            "  --csv FILE         one record per (N, max delay, algorithm)\n");
+            "  --csv FILE         one record per (N, max delay, algorithm)\n"
+            "  --json FILE        the same records as a JSON array, with the run's context\n"
+            "  -q                 no progress line (there is one only on a terminal)\n");
 }
 
 /* "5ms", "250us", "0.5s", "10" (ms) -> seconds; < 0 on error */
@@ -67,7 +74,7 @@ static double parse_time(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || v < 0)
+    if (end == s || v < 0 || !isfinite(v))
         return -1;
     if (!strcmp(end, "us"))
         return v * 1e-6;
@@ -84,57 +91,83 @@ static int cmp_d(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-static int parse(int argc, char **argv, pap_opts *o)
+/* A comma-separated list of sizes (-m, -N) into v[0..*n); 0, or -1 with a message. */
+static int size_list(const char *flag, const char *list, long long *v, int *n, char *err, size_t errlen)
 {
+    char *tok[PAP_MAX];
+    int nt = bench_split(list, tok, PAP_MAX), bad = nt < 1;
+    for (int k = 0; k < nt; k++) {
+        if (!bad && ((v[k] = parse_size(tok[k])) <= 0 || v[k] > (1LL << 40)))
+            bad = 1, snprintf(err, errlen, "%s: '%s' is not a size in [1, 1T] (K, M, G suffixes)", flag, tok[k]);
+        free(tok[k]);
+    }
+    if (nt < 1)
+        snprintf(err, errlen, "%s %s: 1 to %d sizes", flag, list, PAP_MAX);
+    *n = bad ? 0 : nt;
+    return bad ? -1 : 0;
+}
+
+static int parse(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
+{
+    static const struct option lo[] = {{"iterations", 1, 0, 'i'}, {"warmup", 1, 0, 'x'}, {"max-delay", 1, 0, 'D'},
+                                       {"compute", 1, 0, 'T'},    {"csv", 1, 0, 'C'},    {"json", 1, 0, 'J'},
+                                       {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->iters = 256;
     o->warmup = 3;
     o->compute = 0.2;
     const char *ns = "128K,256K,512K,1M,2M", *ds = "0,1ms,5ms,10ms,50ms,100ms,500ms";
-    const char *as = "ring,neighbor_exchange,gather_bcast,bdr,bslb";
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!v)
-            return -1;
-        if (!strcmp(a, "-N"))
-            ns = v;
-        else if (!strcmp(a, "--iterations"))
-            o->iters = atoi(v);
-        else if (!strcmp(a, "--warmup"))
-            o->warmup = atoi(v);
-        else if (!strcmp(a, "--max-delay"))
-            ds = v;
-        else if (!strcmp(a, "--compute"))
-            o->compute = parse_time(v);
-        else if (!strcmp(a, "-a"))
-            as = v;
-        else if (!strcmp(a, "--csv"))
-            o->csv = v;
-        else
-            return -1;
-        i++;
+    const char *as = "ring,neighbor_exchange,gather_bcast,bdr,bslb", *ms = NULL;
+    int c;
+    optind = 0; /* see agx_bench_a2a.c */
+    opterr = 0;
+    argc--, argv++;
+    while ((c = getopt_long(argc, argv, "+:N:m:i:x:a:qh", lo, NULL)) != -1) {
+        switch (c) {
+        case 'N': ns = optarg, ms = NULL; break;
+        case 'm': ms = optarg; break;
+        case 'i': case 'x':
+            if (bench_int(c == 'i' ? "-i" : "-x", optarg, c == 'i', 1 << 24, c == 'i' ? &o->iters : &o->warmup, err,
+                          errlen))
+                return -1;
+            break;
+        case 'D': ds = optarg; break;
+        case 'T':
+            if ((o->compute = parse_time(optarg)) < 0)
+                return snprintf(err, errlen, "--compute %s: a time like 200ms, 250us or 0.5s", optarg), -1;
+            break;
+        case 'a': as = optarg; break;
+        case 'C': o->csv = optarg; break;
+        case 'J': o->json = optarg; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': pap_usage(stdout); exit(0);
+        default: return bench_bad_option(c, argv, err, errlen);
+        }
     }
-    char *tok[PAP_MAX];
-    int nt = bench_split(ns, tok, PAP_MAX), bad = nt < 1;
-    for (int k = 0; k < nt; k++) {
-        bad |= (o->n[o->nn++] = parse_size(tok[k])) < 0;
-        free(tok[k]);
-    }
+    if (optind < argc)
+        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind]), -1;
+    o->per_process = ms != NULL;
+    if (size_list(ms ? "-m" : "-N", ms ? ms : ns, o->n, &o->nn, err, errlen))
+        return -1;
     o->delay[o->nd++] = 0; /* the flat pattern: r' of Eq. 4 */
-    nt = bench_split(ds, tok, PAP_MAX - 1);
-    bad |= nt < 0;
+    char *tok[PAP_MAX];
+    int nt = bench_split(ds, tok, PAP_MAX - 1), bad = nt < 1;
     for (int k = 0; k < nt; k++) {
         double d = parse_time(tok[k]);
-        bad |= d < 0;
+        if (!bad && d < 0)
+            bad = 1, snprintf(err, errlen, "--max-delay: '%s' is not a time like 5ms, 250us or 0.5s", tok[k]);
         if (d > 0)
             o->delay[o->nd++] = d;
         free(tok[k]);
     }
-    qsort(o->delay, (size_t)o->nd, sizeof(double), cmp_d);
-    o->na = bench_split(as, o->alg, PAP_MAX);
-    if (bad || o->na < 0)
+    if (nt < 1)
+        snprintf(err, errlen, "--max-delay %s: 1 to %d delays", ds, PAP_MAX - 1);
+    if (bad)
         return -1;
-    return o->iters >= 1 && o->warmup >= 0 && o->compute >= 0 && o->na > 0 ? 0 : -1;
+    qsort(o->delay, (size_t)o->nd, sizeof(double), cmp_d);
+    if ((o->na = bench_split(as, o->alg, PAP_MAX)) <= 0)
+        return snprintf(err, errlen, "-a %s: 1 to %d algorithms", as, PAP_MAX), -1;
+    return 0;
 }
 
 static int is_pap(const char *alg) { return !strcmp(alg, "bdr") || !strcmp(alg, "bslb"); }
@@ -203,6 +236,75 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
     return MPI_SUCCESS;
 }
 
+/* The grid of Tables 3-4: the fastest algorithm per (N, max delay), with its speedup over
+ * the best regular one when it is PAP-aware. */
+static void print_grid(const pap_opts *o, const pap_res *res, int p)
+{
+    printf("# Table 3 style (nprocs=%d): fastest by Elapsed; a PAP-aware winner shows its speedup over "
+           "the best regular algorithm\n%-8s", p, "# N\\MD");
+    for (int d = 0; d < o->nd; d++)
+        printf(" %12.4gms", o->delay[d] * 1e3);
+    printf("\n");
+    for (int i = 0; i < o->nn; i++) {
+        printf("%-8lld", o->n[i] / p * p);
+        for (int d = 0; d < o->nd; d++) {
+            const pap_res *r = &res[(i * o->nd + d) * o->na];
+            int best = 0;
+            double best_reg = INFINITY;
+            for (int a = 0; a < o->na; a++) {
+                if (r[a].elapsed < r[best].elapsed)
+                    best = a;
+                if (!is_pap(o->alg[a]))
+                    best_reg = fmin(best_reg, r[a].elapsed);
+            }
+            char cell[40];
+            if (is_pap(o->alg[best]) && isfinite(best_reg))
+                snprintf(cell, sizeof cell, "%s%.2f", o->alg[best], best_reg / r[best].elapsed);
+            else
+                snprintf(cell, sizeof cell, "%s", o->alg[best]);
+            printf(" %14s", cell);
+        }
+        printf("\n");
+    }
+}
+
+/* --json: one record per (N, max delay, algorithm), each with the run's context. */
+static int write_json(const pap_opts *o, const pap_res *res, int p)
+{
+    FILE *f = fopen(o->json, "w");
+    char *ctx = bench_context_json(p, o->warmup);
+    if (!f || !ctx) {
+    fprintf(stderr, "agx-bench: cannot write %s\n", o->json);
+    free(ctx);
+    return f ? fclose(f), 1 : 1;
+    }
+    fprintf(f, "[\n");
+    for (int i = 0, k = 0; i < o->nn; i++)
+    for (int d = 0; d < o->nd; d++) {
+        const pap_res *r = &res[(i * o->nd + d) * o->na];
+        double best_reg = INFINITY;
+        for (int a = 0; a < o->na; a++)
+            if (!is_pap(o->alg[a]))
+                best_reg = fmin(best_reg, r[a].elapsed);
+        for (int a = 0; a < o->na; a++, k++) {
+            fprintf(f, "%s  {\"op\": \"pap\", \"algorithm\": \"%s\", \"nprocs\": %d, \"n_floats\": %lld, "
+                    "\"bytes\": %lld, \"iterations\": %d, \"max_delay_ms\": %g, \"elapsed_ms\": %.6f, "
+                    "\"run_ms\": %.6f, \"omega_ms\": %.6f, \"absorb_ms\": %.6f, \"speedup\": ",
+                    k ? ",\n" : "", o->alg[a], p, o->n[i] / p * p, o->n[i] / p * (long long)sizeof(float),
+                    o->iters, o->delay[d] * 1e3, r[a].elapsed * 1e3, r[a].run * 1e3, r[a].omega * 1e3,
+                    r[a].absorb * 1e3);
+            if (is_pap(o->alg[a]) && isfinite(best_reg))
+                fprintf(f, "%.4f", best_reg / r[a].elapsed);
+            else
+                fprintf(f, "null");
+            fprintf(f, ", \"validated\": %s, \"context\": %s}", r[a].ok ? "true" : "false", ctx);
+        }
+    }
+    fprintf(f, "\n]\n");
+    free(ctx);
+    return bench_close(f, o->json);
+}
+
 int agx_bench_pap(int argc, char **argv)
 {
     pap_opts o;
@@ -210,10 +312,9 @@ int agx_bench_pap(int argc, char **argv)
         pap_usage(stdout);
         return 0;
     }
-    if (parse(argc, argv, &o)) {
-        pap_usage(stderr);
-        return 2;
-    }
+    char err[256] = "";
+    if (parse(argc, argv, &o, err, sizeof err))
+        return bench_arg_error(argc, argv, err);
     int provided, rank, p;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -224,13 +325,26 @@ int agx_bench_pap(int argc, char **argv)
     agx_pat_get_info(MPI_COMM_WORLD, &info);
     double off = info.clock_offset;
     long long maxc = 0;
-    for (int i = 0; i < o.nn; i++)
+    for (int i = 0; i < o.nn; i++) {
+        if (o.per_process) /* -m: bytes per process -> the paper's N, total floats */
+            o.n[i] = o.n[i] / (long long)sizeof(float) * p;
         maxc = o.n[i] / p > maxc ? o.n[i] / p : maxc;
+    }
     float *sbuf = malloc(sizeof(float) * (size_t)(maxc ? maxc : 1));
     float *rbuf = malloc(sizeof(float) * (size_t)(maxc ? maxc * p : 1));
     pap_res *res = calloc((size_t)(o.nn * o.nd * o.na), sizeof(pap_res));
+    int nomem = !sbuf || !rbuf || !res, anynomem; /* agreed: no rank left waiting in a collective */
+    MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (anynomem || bench_outputs_writable(o.csv, o.json)) {
+        if (anynomem && rank == 0)
+            fprintf(stderr, "agx-bench: pap: cannot allocate %lld floats per process\n", maxc * (p + 1));
+        free(sbuf), free(rbuf), free(res);
+        agx_pat_finalize(MPI_COMM_WORLD);
+        MPI_Finalize();
+        return anynomem ? 1 : 2;
+    }
     FILE *csv = NULL;
-    int failed = 0;
+    int failed = 0, out_bad = 0;
     if (rank == 0) {
         char ver[MPI_MAX_LIBRARY_VERSION_STRING];
         int len;
@@ -248,7 +362,7 @@ int agx_bench_pap(int argc, char **argv)
         printf("%-8s %9s %-18s %9s %9s %9s %9s %8s %6s %8s %6s\n", "# N", "MaxDelay", "Algorithm", "Elapsed",
                "Run", "Omega", "Absorb", "Speedup", "Check", "Tau(us)", "Pre");
         if (o.csv && !(csv = fopen(o.csv, "w")))
-            fprintf(stderr, "agx-bench: cannot write %s\n", o.csv);
+            fprintf(stderr, "agx-bench: cannot write %s\n", o.csv), out_bad = 1; /* rank 0's: no hang */
         if (csv)
             fprintf(csv, "nprocs,n_floats,max_delay_ms,algorithm,elapsed_ms,run_ms,omega_ms,absorb_ms,"
                     "speedup,check,tau_us,presteps\n");
@@ -260,6 +374,9 @@ int agx_bench_pap(int argc, char **argv)
             double best_reg = INFINITY;
             for (int a = 0; a < o.na && !failed; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
+                if (rank == 0 && !o.quiet && isatty(2)) /* a terminal only: never inside a results file */
+                    fprintf(stderr, "\r\033[Kagx-bench pap: N=%lld, max delay %g ms, %s ...", count * p, o.delay[d] * 1e3,
+                            o.alg[a]);
                 /* the same delays for every algorithm of a case: paired comparisons */
                 unsigned seed = 2654435761u * (unsigned)(rank + 1) + 40503u * (unsigned)(i * PAP_MAX + d);
                 int rc = run_case(&o, count, o.delay[d], o.alg[a], off, seed, sbuf, rbuf, r);
@@ -277,6 +394,8 @@ int agx_bench_pap(int argc, char **argv)
                 if (!is_pap(o.alg[a]))
                     best_reg = fmin(best_reg, r->elapsed);
             }
+            if (rank == 0 && !o.quiet && isatty(2))
+                fprintf(stderr, "\r\033[K");
             for (int a = 0; a < o.na && rank == 0; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
                 char sp[16] = "-";
@@ -300,40 +419,16 @@ int agx_bench_pap(int argc, char **argv)
                 fflush(stdout);
         }
     }
-    if (rank == 0 && !failed) {
-        printf("# Table 3 style (nprocs=%d): fastest by Elapsed; a PAP-aware winner shows its speedup over "
-               "the best regular algorithm\n%-8s", p, "# N\\MD");
-        for (int d = 0; d < o.nd; d++)
-            printf(" %12.4gms", o.delay[d] * 1e3);
-        printf("\n");
-        for (int i = 0; i < o.nn; i++) {
-            printf("%-8lld", o.n[i] / p * p);
-            for (int d = 0; d < o.nd; d++) {
-                pap_res *r = &res[(i * o.nd + d) * o.na];
-                int best = 0;
-                double best_reg = INFINITY;
-                for (int a = 0; a < o.na; a++) {
-                    if (r[a].elapsed < r[best].elapsed)
-                        best = a;
-                    if (!is_pap(o.alg[a]))
-                        best_reg = fmin(best_reg, r[a].elapsed);
-                }
-                char cell[40];
-                if (is_pap(o.alg[best]) && isfinite(best_reg))
-                    snprintf(cell, sizeof cell, "%s%.2f", o.alg[best], best_reg / r[best].elapsed);
-                else
-                    snprintf(cell, sizeof cell, "%s", o.alg[best]);
-                printf(" %14s", cell);
-            }
-            printf("\n");
-        }
-    }
+    if (rank == 0 && !failed)
+        print_grid(&o, res, p);
+    if (rank == 0 && o.json && !failed)
+        out_bad |= write_json(&o, res, p);
     if (csv)
-        fclose(csv);
+        out_bad |= bench_close(csv, o.csv);
     free(sbuf), free(rbuf), free(res);
     for (int a = 0; a < o.na; a++)
         free(o.alg[a]);
     agx_pat_finalize(MPI_COMM_WORLD);
     MPI_Finalize();
-    return failed;
+    return failed || out_bad;
 }

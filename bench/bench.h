@@ -20,6 +20,19 @@ int bench_range(const char *flag, const char *v, long long hi, long long *min, l
 int bench_choice(const char *flag, const char *v, const char *zero, const char *one, int *out, char *err,
                  size_t errlen);
 int bench_regions(const char *v, int *size, char *err, size_t errlen);
+/* getopt_long returned c ('?' or ':', with opterr = 0) on argv: -1, with the message
+ * naming the unknown option or the one that needs a value. */
+int bench_bad_option(int c, char *const *argv, char *err, size_t errlen);
+/* The run's context for JSON output (jansson-escaped): {"command", "host", "date", "mpi",
+ * "nprocs", "warmup"}; bench_note_command (first thing in main) records the command line.
+ * A new string (free it), or NULL when out of memory. */
+void bench_note_command(int argc, char **argv);
+char *bench_context_json(int nprocs, int warmup);
+/* --regions: AGX_REGION_SIZE=size (read when agx first sees a communicator); 0: none. */
+void bench_set_regions(int size);
+/* A mode's arguments were refused (before any MPI work): every rank starts MPI, rank 0
+ * alone prints "agx-bench: err", and the mode returns the value (2) to exit with. */
+int bench_arg_error(int argc, char **argv, const char *err);
 /* Close an output file; 1 (after a message) when anything written to it was lost. */
 int bench_close(FILE *f, const char *path);
 /* Collective: rank 0 checks it can write the --csv / --json paths (NULL: none) before a

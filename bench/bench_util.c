@@ -3,6 +3,9 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +101,66 @@ void bench_summary(double *t, int n, double out[5])
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     out[0] = sum / n * 1e6, out[1] = t[0] * 1e6, out[2] = t[n - 1] * 1e6;
     out[3] = t[(n - 1) / 2] * 1e6, out[4] = t[(int)ceil(0.99 * n) - 1] * 1e6;
+}
+
+int bench_bad_option(int c, char *const *argv, char *err, size_t errlen)
+{
+    const char *last = optind > 0 ? argv[optind - 1] : "";
+    char opt[64];
+    if (!strncmp(last, "--", 2)) /* a long option: as given, without any =value */
+        snprintf(opt, sizeof opt, "%.*s", (int)strcspn(last, "="), last);
+    else
+        snprintf(opt, sizeof opt, "-%c", optopt);
+    if (c == ':')
+        return snprintf(err, errlen, "%s needs a value", opt), -1;
+    return snprintf(err, errlen, "unknown option '%s' (agx-bench MODE -h)", opt), -1;
+}
+
+static char g_command[4096];
+
+void bench_note_command(int argc, char **argv)
+{
+    size_t n = 0;
+    for (int i = 0; i < argc && n + 1 < sizeof g_command; i++)
+        n += (size_t)snprintf(g_command + n, sizeof g_command - n, "%s%s", i ? " " : "", argv[i]);
+}
+
+char *bench_context_json(int nprocs, int warmup)
+{
+    char ver[MPI_MAX_LIBRARY_VERSION_STRING], host[256] = "", date[64] = "", std[16];
+    int len, v, sv;
+    MPI_Get_library_version(ver, &len);
+    ver[strcspn(ver, "\n")] = '\0';
+    MPI_Get_version(&v, &sv);
+    snprintf(std, sizeof std, "%d.%d", v, sv);
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S%z", localtime(&now));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i}", "command", g_command, "host", host, "date", date,
+                          "mpi", ver, "mpi_standard", std,
+                          "nprocs", nprocs, "warmup", warmup);
+    char *out = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return out;
+}
+
+void bench_set_regions(int size)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d", size);
+    if (size)
+        setenv("AGX_REGION_SIZE", v, 1);
+}
+
+int bench_arg_error(int argc, char **argv, const char *err)
+{
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        fprintf(stderr, "agx-bench: %s\n", err);
+    MPI_Finalize();
+    return 2;
 }
 
 int bench_close(FILE *f, const char *path)

@@ -30,5 +30,36 @@ check "unknown option '--bogus'" allreduce --bogus
 check "unexpected argument 'extra'" allreduce extra
 check "unknown mode 'allgahter'" allgahter
 check "cannot write /nonexistent-agx/x.csv" allgather -m 8:8 -i 1 --csv /nonexistent-agx/x.csv
+# every mode: the same one-line refusal, printed once (issue 12)
+check "-i 5x" pap -i 5x
+check "-x -1" pap --warmup -1
+check "-m: '8-1K' is not a size" pap -m 8-1K
+check "--compute 3parsecs" pap --compute 3parsecs
+check "--max-delay: 'soon'" pap --max-delay 1ms,soon
+check "unknown option '--bogus'" pap --bogus
+check "--json needs a value" pap --json
+check "cannot write /nonexistent-agx/p.json" pap -m 64 -i 1 -x 0 --max-delay 0 -a ring --json /nonexistent-agx/p.json
+check "--pattern bogus" alltoallv --pattern bogus
+check "-i 0" alltoallv -i 0
+check "unknown option '--bogus'" alltoallv --bogus
+check "--bytes: '1T' is not a size" alltoallv --bytes 64,1T
+check "cannot write /nonexistent-agx/a.csv" alltoallv --bytes 64 -i 1 --csv /nonexistent-agx/a.csv
+check "--cells 0" twophase --workload e3sm --no-write --cells 0
+check "unknown workload 'bogus'" twophase --workload bogus --no-write
+check "unknown option '-z'" twophase -z
+check "cannot write /nonexistent-agx/t.json" twophase --workload e3sm --no-write -k tam -i 1 --cells 16 --json /nonexistent-agx/t.json
+# --version, and JSON records that carry the run's context
+v=$("$bench" --version) && echo "$v" | grep -q "^agx-bench (agx [0-9]" && echo "ok: $v" || { echo "FAIL: --version: $v"; fail=1; }
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 8:16 -i 2 -x 1 --json "$t/r.json" > "$t/out" 2>&1
+if python3 - "$t/r.json" <<'PY'
+import json, sys
+recs = json.load(open(sys.argv[1]))
+c = recs[0]["context"]
+assert len(recs) == 2 and all(r["context"] == c for r in recs), recs
+assert "allgather -m 8:16" in c["command"] and c["host"] and c["date"][:2] == "20" and c["mpi"], c
+assert c["warmup"] == 1 and c["nprocs"] == 2, c
+print("ok: JSON records carry the context:", c["mpi"][:40], c["date"])
+PY
+then :; else echo "FAIL: JSON context"; cat "$t/out"; fail=1; fi
 rm -rf "$t"
 exit $fail
