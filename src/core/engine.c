@@ -79,8 +79,16 @@ static int msg_type(const agx_blocks *b, const MPI_Aint *disp, const MPI_Aint *l
     return rc;
 }
 
-static int pieces_fit(const MPI_Aint *lens, int n)
+/* SMPI builds split a message into its pieces only where the pieces average this many
+ * bytes: below it SMPI's private copy is small, and one message per small piece would
+ * multiply the simulator's work (the final local phase of multilane at 1024 ranks, 4 B
+ * per rank: 15 x 64 messages per rank instead of 15) and the simulated latencies. */
+#define AGX_SMPI_PIECE_MIN 4096
+
+static int pieces_fit(const MPI_Aint *lens, int n, long long bytes)
 {
+    if (bytes < (long long)n * AGX_SMPI_PIECE_MIN)
+        return 0;
     for (int i = 0; i < n; i++)
         if (lens[i] > AGX_MAX_PIECE)
             return 0;
@@ -89,7 +97,8 @@ static int pieces_fit(const MPI_Aint *lens, int n)
 
 /* The message of ranges r[0..nr) of layout b: one (address, count, type). With `pieces`
  * (SMPI builds, a layout of the same shape on every rank) a message of several segments
- * is left as its segments instead (*nseg > 1, disp/lens in *pieces, the caller frees). */
+ * of AGX_SMPI_PIECE_MIN bytes or more on average (the same test on both sides: the bytes
+ * agree) is left as its segments instead (*nseg > 1, disp/lens in *pieces, the caller frees). */
 static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m, MPI_Aint **pieces, int *nseg)
 {
     int cap = 0, rc = MPI_SUCCESS, listed = agx_blk_listed(b);
@@ -112,7 +121,7 @@ static int msg_build(const agx_blocks *b, const agx_range *r, int nr, agx_msg *m
     } else if (n == 1 && lens[0] <= AGX_MAX_PIECE) {
         m->addr = b->buf + disp[0] * b->extent;
         m->count = (int)lens[0];
-    } else if (pieces && pieces_fit(lens, n)) {
+    } else if (pieces && pieces_fit(lens, n, m->bytes)) {
         memmove(mem + n, lens, sizeof(MPI_Aint) * (size_t)n); /* disp[0..n), lens[n..2n) */
         *pieces = mem;
         *nseg = n;
