@@ -70,6 +70,7 @@ static void usage(FILE *f)
             "  -i N          measured iterations per size (default 100)\n"
             "  -x N          warm-up iterations per size (default 10)\n"
             "  -c            validate every result\n"
+            "  -M SIZE       buffers per process at most SIZE: larger sizes are left out (OSU)\n"
             "  --dist D      allgatherv counts (also --distribution D): uniform (= regular,\n"
             "                default), linear (rank i gets 2(i+1)/(p+1) of the size), and\n"
             "                SharedNotify's decreasing\n"
@@ -120,7 +121,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
     int sized = 0, c, v, inter = o->setting == -1;
     optind = 0; /* a full reset (SMPI runs every rank in one process); argv[1] is the name */
     opterr = 0; /* the message is ours, printed once */
-    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:f:i:x:cqh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:f:i:x:M:cqh", lo, NULL)) != -1) {
         switch (c) {
         case 'a':
             if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) <= 0)
@@ -156,6 +157,10 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
         case 'G':
             if (bench_regions(optarg, &o->region_size, err, errlen))
                 return -1;
+            break;
+        case 'M': /* OSU's --mem-limit: buffers per process */
+            if ((o->mem_limit = parse_size(optarg)) <= 0)
+                return snprintf(err, errlen, "-M %s: a size (K, M, G suffixes) above 0", optarg), -1;
             break;
         case 'c': o->check = 1; break;
         case 'q': o->quiet = 1; break;
@@ -455,7 +460,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     if (!o.setting)
         g_labels = region_labels();
-    if (bench_outputs_writable(o.csv, o.json)) { /* before the run, not after it */
+    if (bench_mem_limit(&o, nprocs) || bench_outputs_writable(o.csv, o.json)) { /* before the run */
         MPI_Finalize();
         return 2;
     }
@@ -485,12 +490,7 @@ int main(int argc, char **argv)
     int progress = 0;
 
     if (rank == 0) {
-        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl)
-            *nl = '\0';
+        const char *ver = bench_mpi_library();
         if (o.setting)
             printf("# agx-bench inter-allgather  setting=%d (%s)  p=%d q=%d  on %s  nprocs=%d  iterations=%d  "
                    "warmup=%d  validate=%s\n", o.setting, agx_op_name(o.op), gp, gq,

@@ -315,11 +315,7 @@ static int write_files(const a2a_opts *o, const a2a_rec *r, int n)
 
 static void header(const a2a_opts *o)
 {
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
-    int len;
-    MPI_Get_library_version(ver, &len);
-    if ((nl = strchr(ver, '\n')))
-        *nl = '\0';
+    const char *ver = bench_mpi_library();
     const char *thr = getenv("AGX_ALLTOALLV_THROTTLE"), *sync = getenv("AGX_ALLTOALLV_SYNC");
     printf("# agx-bench alltoallv  pattern=%s  receivers=%d", pnames[o->pattern], o->nrecv);
     if (o->stride)

@@ -244,7 +244,6 @@ int agx_bench_io(int argc, char **argv)
     io_opts o;
     bio_reqs q = {0};
     io_rec recs[MAX_ALGS];
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING], *nl;
     int len, rc, nrec = 0;
     char err[256] = "";
     if (parse(argc, argv, &o, err, sizeof err))
@@ -263,9 +262,7 @@ int agx_bench_io(int argc, char **argv)
     long long bytes = q.bytes, reqs = q.n;
     MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &reqs, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Get_library_version(ver, &len);
-    if ((nl = strchr(ver, '\n')))
-        *nl = '\0';
+    const char *ver = bench_mpi_library();
     if (rank == 0)
         printf("# agx-bench twophase  workload=%s  nprocs=%d  requests=%lld  bytes=%lld  layout=%s  aggregators=%d"
                "  cb=%lld  iterations=%d (+1 warm-up)%s\n# MPI: %s\n# ms per call, max over ranks (KangRoss20 Fig. 5: meta = "

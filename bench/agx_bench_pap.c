@@ -346,12 +346,7 @@ int agx_bench_pap(int argc, char **argv)
     FILE *csv = NULL;
     int failed = 0, out_bad = 0;
     if (rank == 0) {
-        char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-        int len;
-        MPI_Get_library_version(ver, &len);
-        char *nl = strchr(ver, '\n');
-        if (nl)
-            *nl = '\0';
+        const char *ver = bench_mpi_library();
         printf("# agx-bench pap  nprocs=%d  iterations=%d (+%d warm-up)  compute=%.1f ms + U(0, max delay)"
                "  monitor=%s  validate=every iteration\n", p, o.iters, o.warmup, o.compute * 1e3,
                info.active ? "on" : "OFF (no MPI_THREAD_MULTIPLE: bdr/bslb run as ring/gather_bcast)");

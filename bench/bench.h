@@ -23,6 +23,8 @@ int bench_regions(const char *v, int *size, char *err, size_t errlen);
 /* getopt_long returned c ('?' or ':', with opterr = 0) on argv: -1, with the message
  * naming the unknown option or the one that needs a value. */
 int bench_bad_option(int c, char *const *argv, char *err, size_t errlen);
+/* The MPI library's version string, its first line (a static buffer). */
+const char *bench_mpi_library(void);
 /* The run's context for JSON output (jansson-escaped): {"command", "host", "date", "mpi",
  * "nprocs", "warmup"}; bench_note_command (first thing in main) records the command line.
  * A new string (free it), or NULL when out of memory. */
@@ -59,6 +61,7 @@ typedef struct {
     char *algs[MAX_ALGS];
     int nalgs;
     long long min_bytes, max_bytes;
+    long long mem_limit;  /* -M: bytes of buffers per process at most (0: none) */
     int iters, warmup, check, quiet;
     int dist;             /* --dist: index in bench_dist_names */
     int zero_copy;        /* --zero-copy: a zero_copy row (agx_allgatherv_shared) */
@@ -84,6 +87,9 @@ typedef struct {
     int p, q;
 } shape;
 
+/* -M: drop the sizes whose buffers (send + receive, per process) exceed o->mem_limit, with
+ * a note from rank 0; 1 (after a message) when not even the smallest fits. */
+int bench_mem_limit(options *o, int nprocs);
 /* KangTraff19 settings: the sizes p, q of groups A and B for n ranks. */
 void setting_groups(int setting, int n, int *p, int *q);
 /* The shape of one size for this rank (bench_shape.c). */

@@ -116,6 +116,38 @@ int bench_bad_option(int c, char *const *argv, char *err, size_t errlen)
     return snprintf(err, errlen, "unknown option '%s' (agx-bench MODE -h)", opt), -1;
 }
 
+int bench_mem_limit(options *o, int nprocs)
+{
+    int rank;
+    long long per = o->op == AGX_OP_ALLREDUCE ? 2 : nprocs + 2; /* allgatherv: own block up to 2x */
+    long long cap = o->mem_limit / per, max = o->min_bytes;
+    if (!o->mem_limit || o->max_bytes <= cap)
+        return 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (o->min_bytes > cap) {
+        if (rank == 0)
+            fprintf(stderr, "agx-bench: -M %lld: %lld bytes per process need %lld bytes of buffers\n", o->mem_limit,
+                    o->min_bytes, o->min_bytes * per);
+        return 1;
+    }
+    for (long long b = o->min_bytes; b <= cap; b = b ? b * o->mult : 1)
+        max = b;
+    if (rank == 0)
+        printf("# -M %lld: sizes up to %lld bytes per process (%lld to %lld left out)\n", o->mem_limit, max,
+               max == o->min_bytes ? max : max * o->mult, o->max_bytes);
+    o->max_bytes = max;
+    return 0;
+}
+
+const char *bench_mpi_library(void)
+{
+    static char ver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(ver, &len);
+    ver[strcspn(ver, "\n")] = '\0';
+    return ver;
+}
+
 static char g_command[4096];
 
 void bench_note_command(int argc, char **argv)
@@ -127,10 +159,9 @@ void bench_note_command(int argc, char **argv)
 
 char *bench_context_json(int nprocs, int warmup)
 {
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING], host[256] = "", date[64] = "", std[16];
-    int len, v, sv;
-    MPI_Get_library_version(ver, &len);
-    ver[strcspn(ver, "\n")] = '\0';
+    char host[256] = "", date[64] = "", std[16];
+    const char *ver = bench_mpi_library();
+    int v, sv;
     MPI_Get_version(&v, &sv);
     snprintf(std, sizeof std, "%d.%d", v, sv);
     gethostname(host, sizeof host - 1);

@@ -30,6 +30,14 @@ check "unknown option '--bogus'" allreduce --bogus
 check "unexpected argument 'extra'" allreduce extra
 check "unknown mode 'allgahter'" allgahter
 check "cannot write /nonexistent-agx/x.csv" allgather -m 8:8 -i 1 --csv /nonexistent-agx/x.csv
+check "-M 1x" allgather -M 1x
+check "-M 10: 64 bytes per process need 256 bytes" allgather -M 10 -m 64:1K
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -M 1K -m 8:1K -i 1 -x 0 > "$t/out" 2>&1
+if grep -q "^# -M 1024: sizes up to 256 bytes" "$t/out" && ! grep -q "^512 " "$t/out" && grep -q "^256 " "$t/out"; then
+    echo "ok: -M 1K at 2 ranks runs 8 to 256 bytes"
+else
+    echo "FAIL: -M 1K:"; cat "$t/out"; fail=1
+fi
 # every mode: the same one-line refusal, printed once (issue 12)
 check "-i 5x" pap -i 5x
 check "-x -1" pap --warmup -1
