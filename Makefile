@@ -30,7 +30,8 @@ $(BUILD)/smpi/CMakeCache.txt: | deps
 	  -DBUILD_TESTING=OFF > /dev/null
 
 demo: build $(BUILD)/smpi/CMakeCache.txt
-	cmake --build $(BUILD)/smpi -j $(JOBS) > /dev/null
+	@cmake --build $(BUILD)/smpi -j $(JOBS) > $(BUILD)/smpi-build.log 2>&1 || \
+	  { tail -30 $(BUILD)/smpi-build.log; echo "make demo: the SMPI build failed ($(BUILD)/smpi-build.log)"; false; }
 	tools/agx-demo --build $(BUILD) --np $(NP)
 
 check: build
