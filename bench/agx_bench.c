@@ -388,12 +388,12 @@ static int write_csv(const char *path, const options *o, const record *r, int n)
 
 static int write_json(const char *path, const options *o, const record *r, int n)
 {
-    FILE *f = fopen(path, "w");
     char *ctx = bench_context_json(nprocs, o->warmup);
-    if (!f || !ctx) {
+    FILE *f = ctx ? fopen(path, "w") : NULL;
+    if (!f) {
         perror(path);
         free(ctx);
-        return f ? fclose(f), 1 : 1;
+        return 1;
     }
     fprintf(f, "[\n");
     for (int i = 0; i < n; i++) {

@@ -293,12 +293,12 @@ int agx_bench_io(int argc, char **argv)
         agx_error_string(rc, msg, &len);
         fprintf(stderr, "agx-bench twophase: %s\n", msg);
     }
-    int bad = rank == 0 && write_files(&o, recs, nrec, &q) ? 2 : 0;
+    int out_bad = rank == 0 && write_files(&o, recs, nrec, &q), bad = 0;
     for (int i = 0; i < nrec; i++)
-        bad |= recs[i].verified == 0 ? 1 : 0;
+        bad |= recs[i].verified == 0;
     for (int i = 0; i < o.nruns; i++)
         free(o.runs[i]);
     bio_free(&q);
     MPI_Finalize();
-    return rc != MPI_SUCCESS ? 1 : bad & 1 ? 3 : bad ? 1 : 0;
+    return rc != MPI_SUCCESS ? 1 : bad ? 3 : out_bad;
 }

@@ -236,6 +236,16 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
     return MPI_SUCCESS;
 }
 
+/* The best Elapsed among the regular (not PAP-aware) algorithms of one case r[0..na). */
+static double best_regular(const pap_opts *o, const pap_res *r)
+{
+    double best = INFINITY;
+    for (int a = 0; a < o->na; a++)
+        if (!is_pap(o->alg[a]))
+            best = fmin(best, r[a].elapsed);
+    return best;
+}
+
 /* The grid of Tables 3-4: the fastest algorithm per (N, max delay), with its speedup over
  * the best regular one when it is PAP-aware. */
 static void print_grid(const pap_opts *o, const pap_res *res, int p)
@@ -250,13 +260,10 @@ static void print_grid(const pap_opts *o, const pap_res *res, int p)
         for (int d = 0; d < o->nd; d++) {
             const pap_res *r = &res[(i * o->nd + d) * o->na];
             int best = 0;
-            double best_reg = INFINITY;
-            for (int a = 0; a < o->na; a++) {
+            double best_reg = best_regular(o, r);
+            for (int a = 0; a < o->na; a++)
                 if (r[a].elapsed < r[best].elapsed)
                     best = a;
-                if (!is_pap(o->alg[a]))
-                    best_reg = fmin(best_reg, r[a].elapsed);
-            }
             char cell[40];
             if (is_pap(o->alg[best]) && isfinite(best_reg))
                 snprintf(cell, sizeof cell, "%s%.2f", o->alg[best], best_reg / r[best].elapsed);
@@ -271,35 +278,32 @@ static void print_grid(const pap_opts *o, const pap_res *res, int p)
 /* --json: one record per (N, max delay, algorithm), each with the run's context. */
 static int write_json(const pap_opts *o, const pap_res *res, int p)
 {
-    FILE *f = fopen(o->json, "w");
     char *ctx = bench_context_json(p, o->warmup);
-    if (!f || !ctx) {
-    fprintf(stderr, "agx-bench: cannot write %s\n", o->json);
-    free(ctx);
-    return f ? fclose(f), 1 : 1;
+    FILE *f = ctx ? fopen(o->json, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "agx-bench: cannot write %s\n", o->json);
+        free(ctx);
+        return 1;
     }
     fprintf(f, "[\n");
     for (int i = 0, k = 0; i < o->nn; i++)
-    for (int d = 0; d < o->nd; d++) {
-        const pap_res *r = &res[(i * o->nd + d) * o->na];
-        double best_reg = INFINITY;
-        for (int a = 0; a < o->na; a++)
-            if (!is_pap(o->alg[a]))
-                best_reg = fmin(best_reg, r[a].elapsed);
-        for (int a = 0; a < o->na; a++, k++) {
-            fprintf(f, "%s  {\"op\": \"pap\", \"algorithm\": \"%s\", \"nprocs\": %d, \"n_floats\": %lld, "
-                    "\"bytes\": %lld, \"iterations\": %d, \"max_delay_ms\": %g, \"elapsed_ms\": %.6f, "
-                    "\"run_ms\": %.6f, \"omega_ms\": %.6f, \"absorb_ms\": %.6f, \"speedup\": ",
-                    k ? ",\n" : "", o->alg[a], p, o->n[i] / p * p, o->n[i] / p * (long long)sizeof(float),
-                    o->iters, o->delay[d] * 1e3, r[a].elapsed * 1e3, r[a].run * 1e3, r[a].omega * 1e3,
-                    r[a].absorb * 1e3);
-            if (is_pap(o->alg[a]) && isfinite(best_reg))
-                fprintf(f, "%.4f", best_reg / r[a].elapsed);
-            else
-                fprintf(f, "null");
-            fprintf(f, ", \"validated\": %s, \"context\": %s}", r[a].ok ? "true" : "false", ctx);
+        for (int d = 0; d < o->nd; d++) {
+            const pap_res *r = &res[(i * o->nd + d) * o->na];
+            double best_reg = best_regular(o, r);
+            for (int a = 0; a < o->na; a++, k++) {
+                fprintf(f, "%s  {\"op\": \"pap\", \"algorithm\": \"%s\", \"nprocs\": %d, \"n_floats\": %lld, "
+                        "\"bytes\": %lld, \"iterations\": %d, \"max_delay_ms\": %g, \"elapsed_ms\": %.6f, "
+                        "\"run_ms\": %.6f, \"omega_ms\": %.6f, \"absorb_ms\": %.6f, \"speedup\": ",
+                        k ? ",\n" : "", o->alg[a], p, o->n[i] / p * p, o->n[i] / p * (long long)sizeof(float),
+                        o->iters, o->delay[d] * 1e3, r[a].elapsed * 1e3, r[a].run * 1e3, r[a].omega * 1e3,
+                        r[a].absorb * 1e3);
+                if (is_pap(o->alg[a]) && isfinite(best_reg))
+                    fprintf(f, "%.4f", best_reg / r[a].elapsed);
+                else
+                    fprintf(f, "null");
+                fprintf(f, ", \"validated\": %s, \"context\": %s}", r[a].ok ? "true" : "false", ctx);
+            }
         }
-    }
     fprintf(f, "\n]\n");
     free(ctx);
     return bench_close(f, o->json);

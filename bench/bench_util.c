@@ -134,7 +134,7 @@ int bench_mem_limit(options *o, int nprocs)
         max = b;
     if (rank == 0)
         printf("# -M %lld: sizes up to %lld bytes per process (%lld to %lld left out)\n", o->mem_limit, max,
-               max == o->min_bytes ? max : max * o->mult, o->max_bytes);
+               max ? max * o->mult : 1, o->max_bytes);
     o->max_bytes = max;
     return 0;
 }
@@ -178,9 +178,10 @@ char *bench_context_json(int nprocs, int warmup)
 void bench_set_regions(int size)
 {
     char v[32];
+    if (!size)
+        return;
     snprintf(v, sizeof v, "%d", size);
-    if (size)
-        setenv("AGX_REGION_SIZE", v, 1);
+    setenv("AGX_REGION_SIZE", v, 1);
 }
 
 int bench_arg_error(int argc, char **argv, const char *err)
