@@ -36,17 +36,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-typedef struct {
-    char alg[64];
-    long long bytes;
-    double avg, min, max, p50, p99;
-    int validated;
-    int counted;
-    int setting, p, q;
-    double eq5, volume;
-    long long model_msgs, model_bytes; /* Bienz prediction of non-local traffic, -1: none */
-    unsigned long long ml, mn, bl, bn;
-} record;
 
 static int rank, nprocs;
 
@@ -66,7 +55,8 @@ static void usage(FILE *f)
             "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
             "                which honours AGX_<OP>_ALGORITHM)\n"
             "  -m MIN:MAX    bytes per process, doubling (K and M suffixes; default 8:1M)\n"
-            "  -f F          grow sizes by a factor F instead of 2\n"
+            "  --factor F    grow sizes by a factor F instead of 2\n"
+            "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n"
             "  -i N          measured iterations per size (default 100)\n"
             "  -x N          warm-up iterations per size (default 10)\n"
             "  -c            validate every result\n"
@@ -100,7 +90,8 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
     static const struct option lo[] = {{"dist", 1, 0, 'D'},    {"regions", 1, 0, 'G'}, {"setting", 1, 0, 'S'},
                                        {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
                                        {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {"distribution", 1, 0, 'D'},
-                                       {"sync", 1, 0, 'W'},    {0, 0, 0, 0}};
+                                       {"sync", 1, 0, 'W'},    {"factor", 1, 0, 'F'},  {"full", 0, 0, 'f'},
+                                       {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->min_bytes = 8;
     o->max_bytes = 1 << 20;
@@ -121,7 +112,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
     int sized = 0, c, v, inter = o->setting == -1;
     optind = 0; /* a full reset (SMPI runs every rank in one process); argv[1] is the name */
     opterr = 0; /* the message is ours, printed once */
-    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:f:i:x:M:cqh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:i:x:M:cfqh", lo, NULL)) != -1) {
         switch (c) {
         case 'a':
             if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) <= 0)
@@ -132,11 +123,11 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
                 return -1;
             sized = 1;
             break;
-        case 'f': case 'i': case 'x': case 'S':
-            if (bench_int(c == 'S' ? "--setting" : c == 'f' ? "-f" : c == 'i' ? "-i" : "-x", optarg,
-                          c == 'x' ? 0 : c == 'f' ? 2 : 1, c == 'S' ? 8 : 1 << 24, &v, err, errlen))
+        case 'F': case 'i': case 'x': case 'S':
+            if (bench_int(c == 'S' ? "--setting" : c == 'F' ? "--factor" : c == 'i' ? "-i" : "-x", optarg,
+                          c == 'x' ? 0 : c == 'F' ? 2 : 1, c == 'S' ? 8 : 1 << 24, &v, err, errlen))
                 return -1;
-            *(c == 'f' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
+            *(c == 'F' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
             break;
         case 'D':
             for (o->dist = 0; o->dist < BENCH_NDIST && strcmp(optarg, bench_dist_names[o->dist]); o->dist++)
@@ -163,6 +154,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
                 return snprintf(err, errlen, "-M %s: a size (K, M, G suffixes) above 0", optarg), -1;
             break;
         case 'c': o->check = 1; break;
+        case 'f': o->full = 1; break;
         case 'q': o->quiet = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
@@ -171,6 +163,9 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
         default: return snprintf(err, errlen, "unknown option '%s' (agx-bench -h)", argv[optind]), -1;
         }
     }
+    if (optind < argc - 1 && !strcmp(argv[optind], "-f")) /* the old -f F (then the factor) */
+        return snprintf(err, errlen, "unexpected argument '%s': -f is OSU's full statistics, the size "
+                        "factor is --factor %s", argv[optind + 1], argv[optind + 1]), -1;
     if (optind < argc - 1)
         return snprintf(err, errlen, "unexpected argument '%s'", argv[optind + 1]), -1;
     if (!inter && (o->setting || o->color_split))
@@ -346,81 +341,6 @@ fn_exit:
     return rc;
 }
 
-static void fmt_counts(char *buf, size_t n, const record *r, int bytes)
-{
-    if (!r->counted)
-        snprintf(buf, n, "-");
-    else if (bytes)
-        snprintf(buf, n, "%llu/%llu", r->bl, r->bn);
-    else
-        snprintf(buf, n, "%llu/%llu", r->ml, r->mn);
-}
-
-static int write_csv(const char *path, const options *o, const record *r, int n)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
-    fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
-               "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio,volume_ratio,"
-               "model_msgs_nonlocal,model_bytes_nonlocal\n");
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "%s,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", agx_op_name(o->op), r[i].alg,
-                nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min, r[i].max, r[i].p50, r[i].p99,
-                r[i].validated ? "true" : "false");
-        if (r[i].counted)
-            fprintf(f, "%llu,%llu,%llu,%llu,", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
-        else
-            fprintf(f, ",,,,");
-        if (r[i].setting)
-            fprintf(f, "%d,%d,%d,%.3f,%.3f,", r[i].setting, r[i].p, r[i].q, r[i].eq5, r[i].volume);
-        else
-            fprintf(f, ",,,,,");
-        if (r[i].model_msgs >= 0)
-            fprintf(f, "%lld,%lld\n", r[i].model_msgs, r[i].model_bytes);
-        else
-            fprintf(f, ",\n");
-    }
-    return bench_close(f, path);
-}
-
-static int write_json(const char *path, const options *o, const record *r, int n)
-{
-    char *ctx = bench_context_json(nprocs, o->warmup);
-    FILE *f = ctx ? fopen(path, "w") : NULL;
-    if (!f) {
-        perror(path);
-        free(ctx);
-        return 1;
-    }
-    fprintf(f, "[\n");
-    for (int i = 0; i < n; i++) {
-        fprintf(f, "  {\"op\": \"%s\", \"algorithm\": \"%s\", \"nprocs\": %d, \"bytes\": %lld, "
-                   "\"iterations\": %d, \"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-                   "\"p50_us\": %.3f, \"p99_us\": %.3f, \"validated\": %s, ",
-                agx_op_name(o->op), r[i].alg, nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min,
-                r[i].max, r[i].p50, r[i].p99, r[i].validated ? "true" : "false");
-        if (r[i].counted)
-            fprintf(f, "\"msgs_local\": %llu, \"msgs_nonlocal\": %llu, \"bytes_local\": %llu, "
-                       "\"bytes_nonlocal\": %llu", r[i].ml, r[i].mn, r[i].bl, r[i].bn);
-        else
-            fprintf(f, "\"msgs_local\": null, \"msgs_nonlocal\": null, \"bytes_local\": null, "
-                       "\"bytes_nonlocal\": null");
-        if (r[i].setting)
-            fprintf(f, ", \"setting\": %d, \"p\": %d, \"q\": %d, \"eq5_ratio\": %.3f, \"volume_ratio\": %.3f",
-                    r[i].setting, r[i].p, r[i].q, r[i].eq5, r[i].volume);
-        if (r[i].model_msgs >= 0)
-            fprintf(f, ", \"model_msgs_nonlocal\": %lld, \"model_bytes_nonlocal\": %lld", r[i].model_msgs,
-                    r[i].model_bytes);
-        fprintf(f, ", \"context\": %s}%s\n", ctx, i + 1 < n ? "," : "");
-    }
-    fprintf(f, "]\n");
-    free(ctx);
-    return bench_close(f, path);
-}
-
 int agx_bench_pap(int argc, char **argv);
 int agx_bench_a2a(int argc, char **argv);
 int agx_bench_io(int argc, char **argv);
@@ -489,38 +409,8 @@ int main(int argc, char **argv)
     double start = MPI_Wtime();
     int progress = 0;
 
-    if (rank == 0) {
-        const char *ver = bench_mpi_library();
-        if (o.setting)
-            printf("# agx-bench inter-allgather  setting=%d (%s)  p=%d q=%d  on %s  nprocs=%d  iterations=%d  "
-                   "warmup=%d  validate=%s\n", o.setting, agx_op_name(o.op), gp, gq,
-                   o.color_split ? "a colour split" : "an inter-communicator", nprocs, o.iters, o.warmup,
-                   o.check ? "yes" : "no");
-        else
-            printf("# agx-bench %s  nprocs=%d  iterations=%d  warmup=%d  validate=%s%s%s\n",
-                   agx_op_name(o.op), nprocs, o.iters, o.warmup, o.check ? "yes" : "no",
-                   o.op == AGX_OP_ALLGATHERV ? "  dist=" : "", o.op == AGX_OP_ALLGATHERV ? bench_dist_names[o.dist] : "");
-        printf("# MPI: %s\n", ver);
-        printf("# time per call in us: %s; Size = %s\n",
-               o.window ? "latest end - a common start time (--sync window)"
-                        : "max over ranks of the local time, barrier before each iteration",
-               o.setting ? "largest block of any process, bytes (MPI_INT)" : "bytes per process");
-        printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
-               "(same node / other node); '-' = not visible (native)\n");
-        if (g_labels) {
-            agx_regions R;
-            agx_regions_init(&R, nprocs, g_labels);
-            printf("# regions: %d, sizes %d..%d%s; Model = Bienz's non-local messages/bytes of the "
-                   "busiest rank (Eq. 3/4 counts)\n", R.r, R.min_size, R.max_size,
-                   getenv("AGX_REGION_SIZE") ? " (AGX_REGION_SIZE)" : getenv("AGX_REGIONS") ? " (AGX_REGIONS)"
-                                                                     : " (shared-memory nodes)");
-            agx_regions_free(&R);
-        }
-        printf("%-10s %-20s %10s %10s %10s %10s %10s %6s %8s %10s %16s %6s %14s\n", "# Size", "Algorithm",
-               "Avg(us)", "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters", "Speedup",
-               "Msgs(l/nl)", "Bytes(l/nl)", "Check", "Model(nl)");
-        fflush(stdout);
-    }
+    if (rank == 0)
+        report_header(&o, nprocs, g_labels, gp, gq);
     for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * o.mult : 1) {
         double first = 0, t_root = 0, t_seg = 0, eq5 = 0, volume = 0;
         for (int a = 0; a < o.nalgs; a++) {
@@ -548,19 +438,9 @@ int main(int argc, char **argv)
                     t_seg = r->avg;
                 eq5 = r->eq5;
                 volume = r->volume;
-                char ms[32], bs[48];
-                fmt_counts(ms, sizeof ms, r, 0);
-                fmt_counts(bs, sizeof bs, r, 1);
                 if (progress)
                     fprintf(stderr, "\r%70s\r", ""); /* clear the progress line */
-                char model[40] = "-";
-                if (r->model_msgs >= 0)
-                    snprintf(model, sizeof model, "%lld/%lld", r->model_msgs, r->model_bytes);
-                printf("%-10lld %-20s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %10s %16s %6s %14s\n", b,
-                       r->alg, r->avg, r->min, r->max, r->p50, r->p99, o.iters,
-                       r->avg > 0 ? first / r->avg : 0.0, ms, bs,
-                       o.check ? (r->validated ? "ok" : "FAIL") : "-", model);
-                fflush(stdout);
+                report_row(&o, r, first);
                 if (!o.quiet && isatty(2) && MPI_Wtime() - start > 3.0) { /* not into a file shared with stdout */
                     fprintf(stderr, "agx-bench: %d/%d done (%lld B, %s), %.0f s", nrec, total, b,
                             r->alg, MPI_Wtime() - start);
@@ -581,9 +461,9 @@ done:
         if (progress)
             fprintf(stderr, "\n");
         if (o.csv)
-            failed |= write_csv(o.csv, &o, recs, nrec);
+            failed |= report_csv(o.csv, &o, nprocs, recs, nrec);
         if (o.json)
-            failed |= write_json(o.json, &o, recs, nrec);
+            failed |= report_json(o.json, &o, nprocs, recs, nrec);
     }
     free(recs);
     free(g_labels);

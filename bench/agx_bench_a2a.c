@@ -36,7 +36,7 @@ enum { P_TO_MANY, P_MANY, P_UNIFORM };
 static const char *pnames[] = {"all-to-many", "many-to-many", "uniform"};
 
 typedef struct {
-    int pattern, nrecv, nsend, stride, iters, warmup, check, quiet, region_size;
+    int pattern, nrecv, nsend, stride, iters, warmup, check, quiet, full, region_size;
     long long bytes[64];
     int nbytes;
     char *algs[MAX_ALGS];
@@ -58,21 +58,23 @@ static int rank, nprocs;
 static void usage(FILE *f)
 {
     fprintf(f, "usage: agx-bench alltoallv [--pattern all-to-many|many-to-many|uniform] [--receivers N]\n"
-               "         [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [--csv F] [--json F] [-q]\n"
+               "         [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [-f] [--csv F] [--json F] [-q]\n"
                "         [--regions NxM]\n"
                "  --bytes LIST  bytes per non-empty pair, comma-separated (K, M suffixes; default 64,1K,16K)\n"
                "  --receivers N receivers (all-to-many: default p/16; many-to-many: default p)\n"
                "  --senders S   many-to-many: senders per receiver (default ceil(sqrt(p)))\n"
                "  --stride S    receivers are ranks 0, S, 2S, ... (default: spread over all ranks)\n"
                "  -a LIST       algorithms (default: auto); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
-               "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n");
+               "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n"
+               "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n");
 }
 
 static int parse(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
 {
     static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
                                        {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
-                                       {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+                                       {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {"full", 0, 0, 'f'},
+                                       {0, 0, 0, 0}};
     char *items[64];
     int c, n;
     *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}};
@@ -81,7 +83,7 @@ static int parse(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
     optind = 0;
     opterr = 0; /* the message is ours, printed once */
     argc--, argv++;
-    while ((c = getopt_long(argc, argv, "+:a:i:x:cqh", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:a:i:x:cfqh", lo, NULL)) != -1) {
         switch (c) {
         case 'P':
             for (o->pattern = 0; o->pattern < 3 && strcmp(optarg, pnames[o->pattern]); o->pattern++)
@@ -120,6 +122,7 @@ static int parse(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
                 return -1;
             break;
         case 'c': o->check = 1; break;
+        case 'f': o->full = 1; break;
         case 'q': o->quiet = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
@@ -327,9 +330,9 @@ static void header(const a2a_opts *o)
     printf("# MPI: %s\n# time per call in us (max over ranks); Size = bytes per non-empty pair; Msgs = "
            "messages sent by the busiest rank, local/non-local;\n# First/Last = receivers' mean first and latest "
            "last arrival (us after the call began, one traced pass)\n", ver);
-    printf("%-10s %-12s %10s %10s %10s %10s %10s %6s %8s %14s %10s %10s %6s\n", "# Size", "Algorithm", "Avg(us)",
-           "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters", "Speedup", "Msgs(l/nl)", "First(us)", "Last(us)",
-           "Check");
+    printf("%-10s %-12s", "# Size", "Algorithm");
+    bench_time_header(o->full);
+    printf(" %8s %14s %10s %10s %6s\n", "Speedup", "Msgs(l/nl)", "First(us)", "Last(us)", "Check");
     fflush(stdout);
 }
 
@@ -384,9 +387,9 @@ int agx_bench_a2a(int argc, char **argv)
             snprintf(ms, sizeof ms, r->counted ? "%llu/%llu" : "-", r->ml, r->mn);
             if (r->first >= 0)
                 snprintf(f, sizeof f, "%.2f", r->first), snprintf(l, sizeof l, "%.2f", r->last);
-            printf("%-10lld %-12s %10.2f %10.2f %10.2f %10.2f %10.2f %6d %8.2f %14s %10s %10s %6s\n", r->bytes,
-                   r->alg, r->t[0], r->t[1], r->t[2], r->t[3], r->t[4], o.iters,
-                   r->t[0] > 0 ? recs[nrec - 1 - a].t[0] / r->t[0] : 0.0, ms, f, l,
+            printf("%-10lld %-12s", r->bytes, r->alg);
+            bench_time_cols(o.full, r->t, o.iters);
+            printf(" %8.2f %14s %10s %10s %6s\n", r->t[0] > 0 ? recs[nrec - 1 - a].t[0] / r->t[0] : 0.0, ms, f, l,
                    o.check ? (r->validated ? "ok" : "FAIL") : "-");
             fflush(stdout);
         }

@@ -45,6 +45,10 @@ int bench_outputs_writable(const char *csv, const char *json);
 int bench_split(const char *list, char **out, int max);
 /* Iteration times t[0..n) in seconds (sorted in place) -> avg, min, max, p50, p99 in us. */
 void bench_summary(double *t, int n, double out[5]);
+/* OSU's timing columns: Avg(us) alone, or with -f (full) also Min, Max, P50, P99 and Iters;
+ * t = avg, min, max, p50, p99 as bench_summary gives them. */
+void bench_time_header(int full);
+void bench_time_cols(int full, const double t[5], int iters);
 /* Print the registry: every operation, communicator kind and algorithm with its
  * description, cost and citation. */
 void bench_list_algorithms(void);
@@ -67,9 +71,30 @@ typedef struct {
     int zero_copy;        /* --zero-copy: a zero_copy row (agx_allgatherv_shared) */
     const char *csv, *json;
     int region_size;      /* --regions NxM: M, 0 = regions from AGX_REGION_SIZE or nodes */
-    int mult;             /* sizes grow by this factor (-f), default 2 */
+    int mult;             /* sizes grow by this factor (--factor), default 2 */
+    int full;             /* -f: OSU's full statistics (min, max, p50, p99, iterations) */
     int window;           /* --sync window: a common start time instead of the barrier's exit */
 } options;
+
+/* One (algorithm, size) result of the allgather(v)/allreduce/inter-allgather modes. */
+typedef struct {
+    char alg[64];
+    long long bytes;
+    double avg, min, max, p50, p99;
+    int validated;
+    int counted;
+    int setting, p, q;
+    double eq5, volume;
+    long long model_msgs, model_bytes; /* Bienz prediction of non-local traffic, -1: none */
+    unsigned long long ml, mn, bl, bn;
+} record;
+
+/* agx_bench_report.c: rank 0's table header and rows (first = the size's first
+ * algorithm's average, for the Speedup column), and the CSV / JSON files (1 on failure). */
+void report_header(const options *o, int nprocs, const int *labels, int gp, int gq);
+void report_row(const options *o, const record *r, double first);
+int report_csv(const char *path, const options *o, int nprocs, const record *r, int n);
+int report_json(const char *path, const options *o, int nprocs, const record *r, int n);
 
 /* What one size means for this rank: its contribution, and the blocks it receives. */
 typedef struct {

@@ -103,6 +103,22 @@ void bench_summary(double *t, int n, double out[5])
     out[3] = t[(n - 1) / 2] * 1e6, out[4] = t[(int)ceil(0.99 * n) - 1] * 1e6;
 }
 
+void bench_time_header(int full)
+{
+    if (full)
+        printf(" %10s %10s %10s %10s %10s %6s", "Avg(us)", "Min(us)", "Max(us)", "P50(us)", "P99(us)", "Iters");
+    else
+        printf(" %10s", "Avg(us)");
+}
+
+void bench_time_cols(int full, const double t[5], int iters)
+{
+    if (full)
+        printf(" %10.2f %10.2f %10.2f %10.2f %10.2f %6d", t[0], t[1], t[2], t[3], t[4], iters);
+    else
+        printf(" %10.2f", t[0]);
+}
+
 int bench_bad_option(int c, char *const *argv, char *err, size_t errlen)
 {
     const char *last = optind > 0 ? argv[optind - 1] : "";

@@ -20,7 +20,8 @@ check "-m 4G:4G" allgather -m 4G:4G
 check "-m 8-1K" allgather -m 8-1K
 check "-x -10" allgather -x -10
 check "-i 5x" allgather -i 5x
-check "-f 1" allgather -f 1
+check "--factor 1" allgather --factor 1
+check "-f is OSU's full statistics, the size factor is --factor 8" allgather -f 8 -i 1
 check "--dist bogus" allgatherv --dist bogus
 check "--dist bogus" allgatherv --distribution bogus
 check "--comm bogus" inter-allgather --comm bogus
@@ -37,6 +38,17 @@ if grep -q "^# -M 1024: sizes up to 256 bytes" "$t/out" && ! grep -q "^512 " "$t
     echo "ok: -M 1K at 2 ranks runs 8 to 256 bytes"
 else
     echo "FAIL: -M 1K:"; cat "$t/out"; fail=1
+fi
+# -f is OSU's full statistics: without it the table has Avg(us) only (OSU's default)
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 8:8 -i 2 -x 0 > "$t/plain" 2>&1
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 8:8 -i 2 -x 0 -f > "$t/full" 2>&1
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" alltoallv --bytes 8 -i 2 -x 0 -f > "$t/a2a" 2>&1
+if grep -q "Avg(us)" "$t/plain" && ! grep -q "Min(us)" "$t/plain" &&
+   grep -q "Avg(us) *Min(us) *Max(us) *P50(us) *P99(us) *Iters" "$t/full" && grep -q "^8  *auto([a-z_]*) .* 2 " "$t/full" &&
+   grep -q "Avg(us) *Min(us) *Max(us) *P50(us) *P99(us) *Iters" "$t/a2a"; then
+    echo "ok: -f adds min, max, p50, p99 and iterations (allgather, alltoallv)"
+else
+    echo "FAIL: -f:"; cat "$t/plain" "$t/full" "$t/a2a"; fail=1
 fi
 # every mode: the same one-line refusal, printed once (issue 12)
 check "-i 5x" pap -i 5x

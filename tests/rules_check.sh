@@ -12,7 +12,7 @@
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2") mpi=${3:-openmpi}
 run=("$src/tools/agxrun" --mpi "$mpi" --timeout 120)
-bench=("$b/bin/agx-bench" allgather -m 8:4K -f 8 -i 2 -x 0 -q -c)
+bench=("$b/bin/agx-bench" allgather -m 8:4K --factor 8 -i 2 -x 0 -q -c)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -15; fail=1; }
@@ -92,12 +92,12 @@ AGX_TUNING_FILE="$t/good.json" "${run[@]}" -n 2 "$b/bin/agx-info" > "$t/out" 2>&
   bad "agx-info"
 
 # 6. agx-tune (one small shape) writes a file agx accepts and uses; --verify reports on it
-(cd "$t" && AGX_MPI=$mpi "$src/tools/agx-tune" --build "$b" --np 3 --ops allgather,allreduce -m 8:64 -f 8 -i 3 -x 1 \
+(cd "$t" && AGX_MPI=$mpi "$src/tools/agx-tune" --build "$b" --np 3 --ops allgather,allreduce -m 8:64 --factor 8 -i 3 -x 1 \
   --out tuned.json > tune.out 2>&1) && cp "$t/tune.out" "$t/out" && grep -q '"algorithm"' "$t/tuned.json" ||
   bad "agx-tune"
 AGX_VERBOSE=1 AGX_TUNING_FILE="$t/tuned.json" "${run[@]}" -n 3 "${bench[@]}" > "$t/out" 2>&1 &&
   grep -q "(rules file $t/tuned.json:" "$t/out" || bad "the tuned file is not used"
-(cd "$t" && AGX_MPI=$mpi "$src/tools/agx-tune" --build "$b" --np 3 --ops allgather -m 8:64 -f 8 -i 3 -x 1 \
+(cd "$t" && AGX_MPI=$mpi "$src/tools/agx-tune" --build "$b" --np 3 --ops allgather -m 8:64 --factor 8 -i 3 -x 1 \
   --verify tuned.json > out 2>&1) && grep -q "^worst default/best: " "$t/out" || bad "agx-tune --verify"
 
 [ $fail -eq 0 ] && echo "rules_check ($mpi): all passed"
