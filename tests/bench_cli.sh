@@ -31,6 +31,7 @@ check "unknown option '--bogus'" allreduce --bogus
 check "unexpected argument 'extra'" allreduce extra
 check "unknown mode 'allgahter'" allgahter
 check "cannot write /nonexistent-agx/x.csv" allgather -m 8:8 -i 1 --csv /nonexistent-agx/x.csv
+check "allgather bogus 8 B failed: agx: unknown allgather algorithm 'bogus'" allgather -a bogus -m 8:8 -i 1
 check "-M 1x" allgather -M 1x
 check "-M 10: 64 bytes per process need 256 bytes" allgather -M 10 -m 64:1K
 "$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -M 1K -m 8:1K -i 1 -x 0 > "$t/out" 2>&1

@@ -21,6 +21,15 @@ AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twopha
 $run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
 AGX_TEST_CALLS=300 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" --quick || { echo "FAIL: test_shm_notify ($?)"; fail=1; }
 AGX_TEST_NTF_FAIL=2:3 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" || { echo "FAIL: test_shm_notify fault ($?)"; fail=1; }
+# agx-bench's run-time failures carry agx's message (agx_error_string: MPICH 4.0.2's
+# MPI_Error_string gives a wrong one for added codes), once, and a non-zero status
+out=$($run -n 2 "$b/bin/agx-bench" allgather -a bogus -m 8:8 -i 1 -x 0 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ "$(grep -c "^agx-bench: allgather bogus 8 B failed: agx: unknown allgather algorithm 'bogus'" <<<"$out")" -eq 1 ]; then
+  echo "ok: agx-bench's failure message under MPICH"
+else
+  echo "FAIL: agx-bench -a bogus under MPICH (status $rc):"; echo "$out" | tail -5; fail=1
+fi
 "$src/tests/preload_check.sh" "$src" "$b" mpich || { echo "FAIL: preload_check (mpich)"; fail=1; }
 "$src/tests/rules_check.sh" "$src" "$b" mpich || { echo "FAIL: rules_check (mpich)"; fail=1; }
 exit $fail
