@@ -73,7 +73,8 @@ static void usage(FILE *f)
             "                (command, host, date, MPI library, warm-up)\n"
             "  --sync S      barrier (default: time = max local time after MPI_Barrier) or\n"
             "                window (time = latest end - a broadcast common start; one host, SMPI)\n"
-            "  -q            no progress line (it goes to stderr, only when that is a terminal)\n"
+            "  -q            no progress line (stderr, on a terminal only: mpirun pipes it)\n"
+            "  --progress    progress lines on stderr even when it is not a terminal\n"
             "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
             "                Model column gives Bienz's non-local messages/bytes\n"
             "  --setting N   inter-allgather: KangTraff19 setting 1-8 (default 1)\n"
@@ -91,6 +92,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
                                        {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
                                        {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {"distribution", 1, 0, 'D'},
                                        {"sync", 1, 0, 'W'},    {"factor", 1, 0, 'F'},  {"full", 0, 0, 'f'},
+                                       {"progress", 0, 0, 'P'},
                                        {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->min_bytes = 8;
@@ -156,6 +158,7 @@ static int parse_args(int argc, char **argv, options *o, char *err, size_t errle
         case 'c': o->check = 1; break;
         case 'f': o->full = 1; break;
         case 'q': o->quiet = 1; break;
+        case 'P': o->progress = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'h': usage(stdout); exit(0);
@@ -406,9 +409,7 @@ int main(int argc, char **argv)
     int nrec = 0, failed = 0, total = nsizes * o.nalgs;
     record *recs = calloc((size_t)total, sizeof(record));
     double *times = malloc(sizeof(double) * o.iters), *tmax = malloc(sizeof(double) * o.iters);
-    double start = MPI_Wtime();
-    int progress = 0;
-
+    bench_progress_init(o.quiet, o.progress, 3.0);
     if (rank == 0)
         report_header(&o, nprocs, g_labels, gp, gq);
     for (long long b = o.min_bytes; b <= o.max_bytes; b = b ? b * o.mult : 1) {
@@ -421,6 +422,7 @@ int main(int argc, char **argv)
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;
                     agx_error_string(rc, msg, &len);
+                    bench_progress_clear();
                     fprintf(stderr, "agx-bench: %s %s %lld B failed: %s\n", agx_op_name(o.op),
                             o.algs[a], b, msg);
                 }
@@ -438,19 +440,13 @@ int main(int argc, char **argv)
                     t_seg = r->avg;
                 eq5 = r->eq5;
                 volume = r->volume;
-                if (progress)
-                    fprintf(stderr, "\r%70s\r", ""); /* clear the progress line */
+                bench_progress_clear();
                 report_row(&o, r, first);
-                if (!o.quiet && isatty(2) && MPI_Wtime() - start > 3.0) { /* not into a file shared with stdout */
-                    fprintf(stderr, "agx-bench: %d/%d done (%lld B, %s), %.0f s", nrec, total, b,
-                            r->alg, MPI_Wtime() - start);
-                    progress = 1;
-                }
+                bench_progress("%d/%d done (%lld B, %s)", nrec, total, b, r->alg);
             }
         }
         if (rank == 0 && o.setting && t_root > 0 && t_seg > 0) {
-            if (progress)
-                fprintf(stderr, "\r%70s\r", "");
+            bench_progress_clear();
             printf("# %lld B: T_root_gather / T_segmented = %.2f   (Eq. 5 predicts %.2f as messages grow; "
                    "the copy-volume model of one shared node %.2f)\n", b, t_root / t_seg, eq5, volume);
             fflush(stdout);
@@ -458,8 +454,7 @@ int main(int argc, char **argv)
     }
 done:
     if (rank == 0) {
-        if (progress)
-            fprintf(stderr, "\n");
+        bench_progress_clear();
         if (o.csv)
             failed |= report_csv(o.csv, &o, nprocs, recs, nrec);
         if (o.json)

@@ -40,7 +40,7 @@ typedef struct {
     double compute;        /* seconds */
     const char *csv, *json;
     int per_process;       /* -m: n[] holds bytes per process, not total floats */
-    int quiet;
+    int quiet, progress;   /* -q, --progress */
 } pap_opts;
 
 typedef struct {
@@ -66,7 +66,8 @@ static void pap_usage(FILE *f)
             "  -a LIST            algorithms (default ring,neighbor_exchange,gather_bcast,bdr,bslb)\n"
             "  --csv FILE         one record per (N, max delay, algorithm)\n"
             "  --json FILE        the same records as a JSON array, with the run's context\n"
-            "  -q                 no progress line (there is one only on a terminal)\n");
+            "  -q                 no progress line (stderr, on a terminal only: mpirun pipes it)\n"
+            "  --progress         progress lines on stderr even when it is not a terminal\n");
 }
 
 /* "5ms", "250us", "0.5s", "10" (ms) -> seconds; < 0 on error */
@@ -111,7 +112,8 @@ static int parse(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
 {
     static const struct option lo[] = {{"iterations", 1, 0, 'i'}, {"warmup", 1, 0, 'x'}, {"max-delay", 1, 0, 'D'},
                                        {"compute", 1, 0, 'T'},    {"csv", 1, 0, 'C'},    {"json", 1, 0, 'J'},
-                                       {"help", 0, 0, 'h'},       {0, 0, 0, 0}};
+                                       {"help", 0, 0, 'h'},       {"progress", 0, 0, 'P'},
+                                       {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->iters = 256;
     o->warmup = 3;
@@ -140,6 +142,7 @@ static int parse(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'q': o->quiet = 1; break;
+        case 'P': o->progress = 1; break;
         case 'h': pap_usage(stdout); exit(0);
         default: return bench_bad_option(c, argv, err, errlen);
         }
@@ -367,15 +370,15 @@ int agx_bench_pap(int argc, char **argv)
                     "speedup,check,tau_us,presteps\n");
         fflush(stdout);
     }
+    bench_progress_init(o.quiet, o.progress, 0);
     for (int i = 0; i < o.nn && !failed; i++) {
         long long count = o.n[i] / p;
         for (int d = 0; d < o.nd && !failed; d++) {
             double best_reg = INFINITY;
             for (int a = 0; a < o.na && !failed; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
-                if (rank == 0 && !o.quiet && isatty(2)) /* a terminal only: never inside a results file */
-                    fprintf(stderr, "\r\033[Kagx-bench pap: N=%lld, max delay %g ms, %s ...", count * p, o.delay[d] * 1e3,
-                            o.alg[a]);
+                if (rank == 0)
+                    bench_progress("pap N=%lld, max delay %g ms, %s ...", count * p, o.delay[d] * 1e3, o.alg[a]);
                 /* the same delays for every algorithm of a case: paired comparisons */
                 unsigned seed = 2654435761u * (unsigned)(rank + 1) + 40503u * (unsigned)(i * PAP_MAX + d);
                 int rc = run_case(&o, count, o.delay[d], o.alg[a], off, seed, sbuf, rbuf, r);
@@ -383,8 +386,10 @@ int agx_bench_pap(int argc, char **argv)
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;
                     agx_error_string(rc, msg, &len);
-                    if (rank == 0)
+                    if (rank == 0) {
+                        bench_progress_clear();
                         fprintf(stderr, "agx-bench pap: %s failed: %s\n", o.alg[a], msg);
+                    }
                     failed = 1;
                     break;
                 }
@@ -393,8 +398,8 @@ int agx_bench_pap(int argc, char **argv)
                 if (!is_pap(o.alg[a]))
                     best_reg = fmin(best_reg, r->elapsed);
             }
-            if (rank == 0 && !o.quiet && isatty(2))
-                fprintf(stderr, "\r\033[K");
+            if (rank == 0)
+                bench_progress_clear();
             for (int a = 0; a < o.na && rank == 0; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
                 char sp[16] = "-";

@@ -48,6 +48,13 @@ void bench_summary(double *t, int n, double out[5]);
 /* OSU's timing columns: Avg(us) alone, or with -f (full) also Min, Max, P50, P99 and Iters;
  * t = avg, min, max, p50, p99 as bench_summary gives them. */
 void bench_time_header(int full);
+/* Progress of a long run (rank 0, stderr): on a terminal one line rewritten in place,
+ * after `delay` s; where stderr is not a terminal (mpirun pipes it) nothing, unless
+ * `forced` (--progress): then whole lines at most every 10 s, so a file that also gets
+ * stdout sees them between rows, never inside one. bench_progress_clear before a row. */
+void bench_progress_init(int quiet, int forced, double delay);
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bench_progress_clear(void);
 void bench_time_cols(int full, const double t[5], int iters);
 /* Print the registry: every operation, communicator kind and algorithm with its
  * description, cost and citation. */
@@ -66,7 +73,7 @@ typedef struct {
     int nalgs;
     long long min_bytes, max_bytes;
     long long mem_limit;  /* -M: bytes of buffers per process at most (0: none) */
-    int iters, warmup, check, quiet;
+    int iters, warmup, check, quiet, progress; /* progress: --progress */
     int dist;             /* --dist: index in bench_dist_names */
     int zero_copy;        /* --zero-copy: a zero_copy row (agx_allgatherv_shared) */
     const char *csv, *json;

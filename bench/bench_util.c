@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <unistd.h>
@@ -101,6 +102,44 @@ void bench_summary(double *t, int n, double out[5])
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     out[0] = sum / n * 1e6, out[1] = t[0] * 1e6, out[2] = t[n - 1] * 1e6;
     out[3] = t[(n - 1) / 2] * 1e6, out[4] = t[(int)ceil(0.99 * n) - 1] * 1e6;
+}
+
+static struct {
+    int mode; /* 0: none, 1: a terminal (one line rewritten), 2: --progress (whole lines) */
+    int shown, lines;
+    double start, last, delay;
+} prog;
+
+void bench_progress_init(int quiet, int forced, double delay)
+{
+    prog.mode = quiet ? 0 : isatty(2) ? 1 : forced ? 2 : 0;
+    prog.shown = prog.lines = 0;
+    prog.start = prog.last = MPI_Wtime();
+    prog.delay = delay;
+}
+
+void bench_progress(const char *fmt, ...)
+{
+    double now = MPI_Wtime();
+    if (!prog.mode || now - prog.start < prog.delay || (prog.mode == 2 && prog.lines && now - prog.last < 10.0))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs(prog.mode == 1 ? "\r\033[Kagx-bench: " : "agx-bench: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, ", %.0f s%s", now - prog.start, prog.mode == 1 ? "" : "\n");
+    fflush(stderr);
+    prog.shown = prog.mode == 1;
+    prog.lines++;
+    prog.last = now;
+}
+
+void bench_progress_clear(void)
+{
+    if (prog.shown)
+        fputs("\r\033[K", stderr), fflush(stderr);
+    prog.shown = 0;
 }
 
 void bench_time_header(int full)

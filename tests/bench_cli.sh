@@ -40,6 +40,28 @@ if grep -q "^# -M 1024: sizes up to 256 bytes" "$t/out" && ! grep -q "^512 " "$t
 else
     echo "FAIL: -M 1K:"; cat "$t/out"; fail=1
 fi
+# a size that does not fit in memory: every rank learns it, none crashes or waits (issue 12:
+# -m 1G:1G under a memory limit used to segfault)
+(ulimit -v 1500000; "$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 512M:512M -i 1 -x 0) > "$t/out" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "^agx-bench: rank [01] cannot allocate" "$t/out" &&
+   [ "$(grep -c "^agx-bench: allgather auto 536870912 B failed: MPI_ERR_NO_MEM" "$t/out")" -eq 1 ] &&
+   ! grep -qi "segmentation\|signal" "$t/out"; then
+    echo "ok: 512M:512M under a 1.5 GB address-space limit: refused at run time, status $rc"
+else
+    echo "FAIL: 512M:512M under ulimit -v (status $rc):"; cat "$t/out"; fail=1
+fi
+# progress: never when stderr is not a terminal (mpirun pipes it), unless --progress, and
+# then as whole lines between result rows
+p="pap -m 64 -i 2 -x 0 --max-delay 0 -a ring --compute 1ms"
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" $p > "$t/quiet" 2>&1
+"$src/tools/agxrun" -n 2 --timeout 60 "$bench" $p --progress > "$t/prog" 2>&1
+if ! grep -q "agx-bench: pap N=" "$t/quiet" && grep -q "^agx-bench: pap N=32, max delay 0 ms, ring ..., [0-9]* s$" "$t/prog" &&
+   grep -q "^32 *0.0ms ring " "$t/prog" && ! grep -v "^#\|^agx-bench: pap N=32, max\|^[0-9]" "$t/prog"; then
+    echo "ok: progress only with --progress, as whole lines"
+else
+    echo "FAIL: progress:"; cat "$t/quiet" "$t/prog"; fail=1
+fi
 # -f is OSU's full statistics: without it the table has Avg(us) only (OSU's default)
 "$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 8:8 -i 2 -x 0 > "$t/plain" 2>&1
 "$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -m 8:8 -i 2 -x 0 -f > "$t/full" 2>&1
