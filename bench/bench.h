@@ -48,6 +48,7 @@ void bench_summary(double *t, int n, double out[5]);
 /* OSU's timing columns: Avg(us) alone, or with -f (full) also Min, Max, P50, P99 and Iters;
  * t = avg, min, max, p50, p99 as bench_summary gives them. */
 void bench_time_header(int full);
+void bench_time_cols(int full, const double t[5], int iters);
 /* Progress of a long run (rank 0, stderr): on a terminal one line rewritten in place,
  * after `delay` s; where stderr is not a terminal (mpirun pipes it) nothing, unless
  * `forced` (--progress): then whole lines at most every 10 s, so a file that also gets
@@ -55,7 +56,6 @@ void bench_time_header(int full);
 void bench_progress_init(int quiet, int forced, double delay);
 void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bench_progress_clear(void);
-void bench_time_cols(int full, const double t[5], int iters);
 /* Print the registry: every operation, communicator kind and algorithm with its
  * description, cost and citation. */
 void bench_list_algorithms(void);
