@@ -25,16 +25,13 @@
  */
 #include "agx.h"
 #include "bench.h"
-#include "locality.h" /* region counts for the --regions report */
 #include "model.h"    /* KangTraff19 Eq. 5, Bienz Eq. 3/4 counts */
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <getopt.h>
 #include <strings.h>
-#include <unistd.h>
 
 
 static int rank, nprocs;

@@ -10,7 +10,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 void report_header(const options *o, int nprocs, const int *labels, int gp, int gq)
 {
