@@ -99,6 +99,8 @@ typedef struct {
     MPI_Datatype base;    /* the predefined element type of `type` */
     int per;              /* elements of base per element of type */
     int predef;           /* op is a predefined op */
+    const char *unproven; /* why only the library's own MPI_Allreduce may run this (type, op),
+                           * NULL where agx's algorithms are tested to give its answer */
 } agx_ar_args;
 
 typedef struct {
@@ -295,6 +297,7 @@ struct agx_ctx {
     agx_kind last_kind[AGX_OP_LAST];
     int warned[AGX_KIND_LAST][AGX_OP_LAST];
     int fallback_policy;
+    int check_args;            /* AGX_CHECK_ARGS: agree on the arguments before a reduction */
     agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
                                 * nodes), NULL until an algorithm or the counters need them */
     agx_cached *cache;         /* schedules cached per (algorithm, shape) */
@@ -427,6 +430,8 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
 int agx_self_comm(MPI_Comm *out);
 /* 1 for a predefined (named) datatype. */
 int agx_type_is_named(MPI_Datatype t);
+/* named, and all data (size == extent): n elements are n * size contiguous bytes */
+int agx_type_is_dense(MPI_Datatype t);
 /* The size of the common predefined types (byte, char, int, unsigned, long, long long,
  * float, double), known without a call into MPI; 0 for any other type. */
 int agx_type_common_size(MPI_Datatype t);
@@ -558,10 +563,14 @@ long long agx_ar_nelems(const agx_ar_args *g);
 int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win);
 /* agx_ar_run after agx_ar_prepare: the cached flat schedule of `build` over its buffers. */
 int agx_ar_exec_flat(const agx_args *a, agx_build_fn build);
-/* t's one predefined element type (MPI_ERR_TYPE when its leaves differ), how many of them
- * an element of t holds, whether op on them gives the same bits in any order, and whether
- * op is a predefined op. */
-int agx_ar_type(MPI_Op op, MPI_Datatype t, MPI_Datatype *base, int *per, int *exact, int *predef);
+/* g->type's one predefined element type (base) and how many per element (per), whether
+ * g->op is predefined, whether the reduction gives the same bits in every order (exact),
+ * and, for a predefined op, why agx's algorithms may not run it (unproven: a pair outside
+ * MPI's table, mixed element types, a library whose integer SUM/PROD does not wrap). */
+int agx_ar_type(agx_ar_args *g);
+/* What every rank of a correct call passes alike (bytes, element class and size, op),
+ * folded into one non-negative number (AGX_CHECK_ARGS). */
+long long agx_ar_signature(const agx_ar_args *g);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code (not raised). */

@@ -29,18 +29,42 @@ static int check_args(agx_args *a, const char *fn)
         return agx_error(MPI_ERR_BUFFER, "%s: sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)", fn);
     if ((rc = MPI_Op_commutative(g->op, &g->commutative)) != MPI_SUCCESS)
         return rc;
-    if ((rc = agx_ar_type(g->op, g->type, &g->base, &g->per, &g->exact, &g->predef)) != MPI_SUCCESS)
+    if ((rc = agx_ar_type(g)) != MPI_SUCCESS)
         return rc;
     MPI_Type_size(g->type, &size);
     a->msg_bytes = (long long)g->count * size;
     return MPI_SUCCESS;
 }
 
+/* AGX_CHECK_ARGS=1: the ranks agree on the call's signature (count x type size, the
+ * element type's class and size, the op) and on local errors before any message, so a
+ * mismatch is one error on every rank instead of a wrong answer, a truncation on some
+ * ranks or a wait that never ends. One 3-value allreduce per call (docs/algorithms.md). */
+static int agree_args(agx_args *a, int local, const char *fn)
+{
+    long long v[2] = {0, 0};
+    if (local == MPI_SUCCESS) {
+        v[0] = agx_ar_signature(&a->u.ar);
+        v[1] = -v[0];
+    }
+    int rc = agx_agree(a->comm, a->rank, local, v, 2, fn, "found its arguments wrong");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (v[0] != -v[1])
+        return agx_error(MPI_ERR_ARG, "%s: the ranks passed different counts, datatypes or ops "
+                         "(AGX_CHECK_ARGS found their signatures differ)", fn);
+    return MPI_SUCCESS;
+}
+
 static int allreduce(agx_args *a, const char *fn)
 {
     int rc;
-    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS || (rc = check_args(a, fn)) != MPI_SUCCESS ||
-        (rc = agx_choose(a)) != MPI_SUCCESS)
+    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
+        return rc;
+    rc = check_args(a, fn);
+    if (a->ctx->check_args && a->kind == AGX_KIND_INTRA && a->p > 1)
+        rc = agree_args(a, rc, fn);
+    if (rc != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
         return rc;
     return a->alg->fn(a);
 }

@@ -197,6 +197,10 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     MPI_Comm_rank(comm, &ctx->rank);
     MPI_Comm_size(comm, &ctx->p);
     ctx->fallback_policy = fallback_from_env();
+    { /* AGX_CHECK_ARGS: collective calls agree on their arguments first (api_allreduce.c) */
+        const char *c = getenv("AGX_CHECK_ARGS");
+        ctx->check_args = c && *c && strcmp(c, "0");
+    }
     pthread_mutex_lock(&lock);
     ctx->next = live;
     if (live)

@@ -31,6 +31,22 @@ int agx_type_is_named(MPI_Datatype t)
     return comb == MPI_COMBINER_NAMED;
 }
 
+/* A named type whose elements are all data (size == extent), so that `n` of them are
+ * n * size contiguous bytes: not the padded pairs (MPI_DOUBLE_INT is 12 bytes of data in
+ * 16, MPI_SHORT_INT 6 in 8, MPI_LONG_DOUBLE_INT 20 in 32), whose holes a copy must keep. */
+int agx_type_is_dense(MPI_Datatype t)
+{
+    if (agx_type_common_size(t))
+        return 1;
+    if (!agx_type_is_named(t))
+        return 0;
+    MPI_Count size;
+    MPI_Aint lb, extent;
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_extent(t, &lb, &extent);
+    return lb == 0 && (MPI_Aint)size == extent;
+}
+
 void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent)
 {
     int n = agx_type_common_size(t);
@@ -90,7 +106,7 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
     MPI_Type_size_x(dtype, &dsize);
     if ((long long)ssize * scount == 0)
         return MPI_SUCCESS;
-    if (agx_type_is_named(stype) && agx_type_is_named(dtype)) {
+    if (agx_type_is_dense(stype) && stype == dtype) {
         memcpy(dst, src, (size_t)ssize * (size_t)scount);
         return MPI_SUCCESS;
     }

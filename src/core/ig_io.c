@@ -49,7 +49,7 @@ static int send_bytes(const agx_args *a, agx_ig_io *io)
     MPI_Count size;
     MPI_Type_size_x(g->sendtype, &size);
     io->k = (long long)size * g->sendcount;
-    if (agx_type_is_named(g->sendtype) || io->k == 0) {
+    if (agx_type_is_dense(g->sendtype) || io->k == 0) {
         io->bytes = g->sendbuf;
         return MPI_SUCCESS;
     }
@@ -64,7 +64,7 @@ static int recv_space(const agx_args *a, agx_ig_io *io)
 {
     const agx_blocks *b = &a->u.ag.blk;
     long long *pre = io->rpre, elems = 0;
-    int packed = agx_type_is_named(b->type);
+    int packed = agx_type_is_dense(b->type);
     for (int h = 0; h < a->p; h++) {
         pre[h] = elems * b->type_size;
         packed = packed && agx_blk_displ(b, h) == elems;

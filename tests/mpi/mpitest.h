@@ -110,21 +110,33 @@ typedef struct {
     int smult;
     MPI_Datatype rtype; /* count elements per block */
 } mt_dtcase;
-#define MT_NDTCASES 5
+#define MT_NDTCASES 8
 
+/* The cases: the common types first (test_inter runs only the first two on its larger
+ * group pairs), a strided vector with holes, 4 INT sent as one contiguous-of-4, and
+ * (issue 34) the padded pair MPI_DOUBLE_INT (12 data bytes in 16), contiguous(2, INT)
+ * sent and MPI_2INT received (other types, equal signatures), and MPI_SHORT_INT resized
+ * to a negative lower bound and a larger extent (lb -4, extent 12: data at 0-1 and 4-7). */
 static inline void mt_dtcases(mt_dtcase *dts)
 {
-    MPI_Datatype vec, int4;
+    MPI_Datatype vec, int4, int2, rs;
     MPI_Type_vector(3, 1, 2, MPI_INT, &vec); /* 3 ints with holes, extent 5 ints */
     MPI_Type_commit(&vec);
     MPI_Type_contiguous(4, MPI_INT, &int4);
     MPI_Type_commit(&int4);
+    MPI_Type_contiguous(2, MPI_INT, &int2);
+    MPI_Type_commit(&int2);
+    MPI_Type_create_resized(MPI_SHORT_INT, -4, 12, &rs);
+    MPI_Type_commit(&rs);
     mt_dtcase all[MT_NDTCASES] = {
         {"MPI_INT", MPI_INT, 1, MPI_INT},
         {"vector(3,1,2,INT)", vec, 1, vec},
         {"MPI_BYTE", MPI_BYTE, 1, MPI_BYTE},
         {"MPI_DOUBLE", MPI_DOUBLE, 1, MPI_DOUBLE},
         {"4xINT->contig(4,INT)", MPI_INT, 4, int4},
+        {"MPI_DOUBLE_INT", MPI_DOUBLE_INT, 1, MPI_DOUBLE_INT},
+        {"contig(2,INT)->MPI_2INT", int2, 1, MPI_2INT},
+        {"resized(SHORT_INT,lb=-4,ext=12)", rs, 1, rs},
     };
     for (int i = 0; i < MT_NDTCASES; i++)
         dts[i] = all[i];
@@ -134,6 +146,8 @@ static inline void mt_dtcases_free(mt_dtcase *dts)
 {
     MPI_Type_free(&dts[1].rtype);
     MPI_Type_free(&dts[4].rtype);
+    MPI_Type_free(&dts[6].stype);
+    MPI_Type_free(&dts[7].rtype);
 }
 
 /* Regular displacements i * count; returns the end in elements. */

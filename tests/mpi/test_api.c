@@ -120,7 +120,17 @@ static void test_bad_input(void)
     EXPECT_ERR(agx_allreduce(sb, rb, 1, MPI_DATATYPE_NULL, MPI_SUM, c), MPI_ERR_TYPE, "allreduce: null type");
     EXPECT_ERR(agx_allreduce(sb, NULL, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "allreduce: NULL recvbuf");
     EXPECT_ERR(agx_allreduce(rb, rb, 1, MPI_INT, MPI_SUM, c), MPI_ERR_BUFFER, "allreduce: aliased buffers");
-    EXPECT_ERR(agx_allreduce(sb, rb, 1, mixed, MPI_SUM, c), MPI_ERR_TYPE, "allreduce: struct of int and double");
+    /* a predefined op on mixed element types is outside MPI's table: native, the library's
+     * own error (Open MPI: MPI_ERR_OP, MPICH: MPI_ERR_TYPE or MPI_ERR_OP) */
+    MPI_Errhandler prev;
+    MPI_Comm_get_errhandler(c, &prev);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int librc = PMPI_Allreduce(sb, rb, 1, mixed, MPI_SUM, c), libclass = MPI_SUCCESS;
+    MPI_Error_class(librc, &libclass);
+    MPI_Comm_set_errhandler(c, prev);
+    MPI_Errhandler_free(&prev);
+    if (librc != MPI_SUCCESS)
+        EXPECT_ERR(agx_allreduce(sb, rb, 1, mixed, MPI_SUM, c), libclass, "allreduce: struct of int and double");
     MPI_Type_free(&mixed);
 
     /* unknown names: the error lists the valid ones */

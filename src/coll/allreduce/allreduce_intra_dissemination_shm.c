@@ -52,7 +52,7 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
     MPI_Aint lb, extent, tlb, textent;
     MPI_Type_get_extent(g->type, &lb, &extent);
     MPI_Type_get_true_extent(g->type, &tlb, &textent);
-    if (a->p == 1 || g->count == 0 || !agx_type_is_named(g->type) || tlb != 0)
+    if (a->p == 1 || g->count == 0 || !agx_type_is_dense(g->type))
         return agx_allreduce_intra_dissemination_node(a);
     if ((rc = agx_alg_param(a, "lane_bytes", &lane_bytes)) != MPI_SUCCESS ||
         (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
