@@ -99,6 +99,8 @@ typedef struct {
     MPI_Datatype base;    /* the predefined element type of `type` */
     int per;              /* elements of base per element of type */
     int predef;           /* op is a predefined op */
+    int opk;              /* its index in MPI-3.1 Sec. 5.9.2's list (MAX .. MAXLOC), -1: user op */
+    int elem;             /* base's place in MPI's table of types (class x 64 + index), 0: none */
     const char *unproven; /* why only the library's own MPI_Allreduce may run this (type, op),
                            * NULL where agx's algorithms are tested to give its answer */
 } agx_ar_args;
@@ -549,28 +551,6 @@ int agx_a2a_env(agx_a2a_args *g);
 int agx_a2a_exchange(const agx_args *base, int alg, const agx_a2a_pattern *pt, int throttle, unsigned flags,
                      const void *sbuf, const int *sc, const int *sd, void *rbuf, const int *rc, const int *rd,
                      unsigned char *snz, unsigned char *rnz);
-
-/* ---- allreduce (src/coll/allreduce/allreduce_run.c) ------------------------------------
- * Run the cached schedule of `build` (src/patterns/allreduce.h) over the receive buffer
- * and scratch copies, after copying sendbuf into recvbuf. */
-int agx_ar_run(const agx_args *a, agx_build_fn build);
-/* The parts of agx_ar_run: copy sendbuf into recvbuf (and refuse more than INT_MAX base
- * elements); the elements of the vector as reduced (base elements of a packed derived
- * type); run schedule s over nb blocks and nbufs buffers, those from `win` on holding one
- * block (all blocks at their start), with scratch agreed when it is allocated. */
-int agx_ar_prepare(const agx_args *a);
-long long agx_ar_nelems(const agx_ar_args *g);
-int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win);
-/* agx_ar_run after agx_ar_prepare: the cached flat schedule of `build` over its buffers. */
-int agx_ar_exec_flat(const agx_args *a, agx_build_fn build);
-/* g->type's one predefined element type (base) and how many per element (per), whether
- * g->op is predefined, whether the reduction gives the same bits in every order (exact),
- * and, for a predefined op, why agx's algorithms may not run it (unproven: a pair outside
- * MPI's table, mixed element types, a library whose integer SUM/PROD does not wrap). */
-int agx_ar_type(agx_ar_args *g);
-/* What every rank of a correct call passes alike (bytes, element class and size, op),
- * folded into one non-negative number (AGX_CHECK_ARGS). */
-long long agx_ar_signature(const agx_ar_args *g);
 
 /* ---- selection ------------------------------------------------------------------------- */
 /* Choose the algorithm for this call (table index), or an error code (not raised). */

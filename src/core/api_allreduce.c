@@ -7,7 +7,7 @@
  * runner before any message (allreduce_run.c); small vectors use scratch on the stack
  * and need no agreement.
  */
-#include "agx_internal.h"
+#include "../coll/allreduce/allreduce_run.h"
 
 #include <stdio.h>
 #include <stdlib.h>

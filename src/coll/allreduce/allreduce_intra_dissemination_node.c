@@ -23,7 +23,7 @@
  * each node, so it needs an exact reduction (else recursive_doubling). Regions larger
  * than AGX_AR_NODE_MAX ranks (the schedule's buffer numbering) run plain dissemination.
  */
-#include "agx_internal.h"
+#include "allreduce_run.h"
 
 #define AGX_AR_NODE_MAX 200
 

@@ -21,7 +21,7 @@
  * (the restriction and fallback of dissemination). Regions of more than 120 ranks run
  * plain dissemination.
  */
-#include "agx_internal.h"
+#include "allreduce_run.h"
 
 #define RADIX_MAX 64
 #define REGION_MAX 120

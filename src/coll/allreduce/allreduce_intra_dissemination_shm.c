@@ -24,7 +24,7 @@
  * the vector's bytes); otherwise, or where the regions do not share memory (SimGrid SMPI,
  * regions spanning nodes), it runs dissemination_node.
  */
-#include "agx_internal.h"
+#include "allreduce_run.h"
 
 #include <string.h>
 

@@ -7,8 +7,7 @@
  * With a predefined op, a derived datatype's vector is copied into scratch as an array of
  * its base elements and reduced as those (Open MPI 4.1's MPI_Reduce_local refuses
  * predefined ops on derived types), then copied back into the receive buffer, whose
- * holes keep their bytes. A
- * user-defined op gets the user's datatype, as MPI specifies.
+ * holes keep their bytes. A user-defined op gets the user's datatype, as MPI specifies.
  *
  * Buffers from `win` on are windows: every block of the vector at one block's worth of
  * memory, for schedules that touch one block of them per rank (dissemination_node).
@@ -17,7 +16,7 @@
  * (one 16-byte allreduce), so a rank that runs out of memory fails the call on every rank
  * instead of leaving them waiting, and a repeated call pays no allocation.
  */
-#include "agx_internal.h"
+#include "allreduce_run.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -161,12 +160,6 @@ static int type_class_at(MPI_Datatype t, int *at)
     return CL_NONE;
 }
 
-static int type_class(MPI_Datatype t)
-{
-    int at;
-    return type_class_at(t, &at);
-}
-
 /* MPI-3.1 Sec. 5.9.2's table: op k of ops[] on a type of class cls. */
 static int op_allows(int k, int cls)
 {
@@ -258,23 +251,17 @@ static void base_type(MPI_Datatype t, MPI_Datatype *base, int *seen, int *mixed,
 
 long long agx_ar_signature(const agx_ar_args *g)
 {
-    static const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
-                                 MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
-    int k = 12, size;
-    for (int i = 0; i < 12; i++)
-        k = g->op == ops[i] ? i : k;
+    int size, bsize = 0;
     MPI_Type_size(g->type, &size);
+    if (g->predef)
+        MPI_Type_size(g->base, &bsize);
     /* handles differ between processes (addresses), so: bytes, the element type's place in
      * MPI's table and its size, the op's index (user ops: one value, their functions
      * cannot be compared) */
     unsigned long long h = (unsigned long long)g->count * (unsigned long long)size;
-    int at = 0, cls = g->predef ? type_class_at(g->base, &at) : 99;
-    h = h * 1000003ULL + (unsigned long long)(cls * 64 + at);
-    int bsize = 0;
-    if (g->predef)
-        MPI_Type_size(g->base, &bsize);
+    h = h * 1000003ULL + (unsigned long long)(g->predef ? g->elem : 99 * 64);
     h = h * 1000003ULL + (unsigned long long)bsize;
-    h = h * 1000003ULL + (unsigned long long)k;
+    h = h * 1000003ULL + (unsigned long long)(g->opk + 1);
     return (long long)(h & 0x3FFFFFFFFFFFFFFFULL);
 }
 
@@ -282,15 +269,17 @@ int agx_ar_type(agx_ar_args *g)
 {
     static const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
                                  MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
-    int tsize, bsize, seen = 0, mixed = 0, k = -1;
-    g->base = g->type, g->per = 1, g->exact = g->predef = 0, g->unproven = NULL;
+    int tsize, bsize, seen = 0, mixed = 0, k = -1, at = 0;
+    g->base = g->type, g->per = 1, g->exact = g->predef = g->elem = 0, g->unproven = NULL;
     for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]) && k < 0; i++)
         k = g->op == ops[i] ? i : -1;
+    g->opk = k;
     g->predef = k >= 0;
     if (!g->predef) /* a user-defined op takes any datatype, as it is */
         return MPI_SUCCESS;
     base_type(g->type, &g->base, &seen, &mixed, 0);
-    int cls = seen && !mixed ? type_class(g->base) : CL_NONE;
+    int cls = seen && !mixed ? type_class_at(g->base, &at) : CL_NONE;
+    g->elem = cls * 64 + at;
     if (cls == CL_NONE || !op_allows(k, cls)) {
         g->unproven = "the MPI standard's table (MPI-3.1 Sec. 5.9.2) does not pair this op with this datatype's "
                       "elements (or they mix types): the library's own answer or error";
