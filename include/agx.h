@@ -104,7 +104,8 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
  * RMA between them) the result is the node's shared segment itself: every process of a
  * node reads the same memory and no final copy is made. Elsewhere agx's choice for
  * agx_allgatherv runs into a private buffer the handle owns. recvtype must be contiguous
- * (no holes, lower bound 0; else MPI_ERR_TYPE), displs non-negative, MPI_IN_PLACE is an
+ * (no holes, lower bound 0; else MPI_ERR_TYPE), displs non-negative and the same on every
+ * process (unlike MPI_Allgatherv's: the result is one shared layout), MPI_IN_PLACE is an
  * error. The segment is cached per communicator, grown when a call needs more: the first
  * call pays its set-up (collective window creation), later calls reuse it. Release the
  * result before the next agx_allgatherv_shared or shm_notify call on comm and before

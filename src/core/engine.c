@@ -14,6 +14,7 @@
  */
 #include "agx_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,12 @@ typedef struct {
     int recv;            /* a receive (the arrival trace timestamps it) */
     long long bytes;
 } agx_msg;
+
+/* Receives that arrived with another size than the schedule expects. */
+typedef struct {
+    int n, from;
+    long long got, want; /* got -1: longer than expected (truncated) */
+} agx_mismatch;
 
 /* Segments of ranges r[0..nr) of layout b, in element units, adjacent ones merged. */
 static int msg_segments(const agx_blocks *b, const agx_range *r, int nr, MPI_Aint *disp, MPI_Aint *lens,
@@ -220,6 +227,7 @@ static int post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_re
         if (pc) {
             mm->addr = b->buf + pc[i] * b->extent;
             mm->count = (int)pc[nseg + i];
+            mm->bytes = (long long)mm->count * b->type_size;
         }
         rc = send ? (op->flags & AGX_SOP_SYNC ? MPI_Issend : MPI_Isend)(mm->addr, mm->count, mm->type, op->peer,
                                                                        tag, x->comm, &v->req[v->n])
@@ -253,21 +261,69 @@ static int local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
     return rc;
 }
 
-/* Wait for the posted requests (or, on an earlier error, cancel them) and release their
- * messages' types. */
-static int complete(int rc, agx_reqs *v)
+/* Whether a receive (its completion code err) arrived with the size its schedule
+ * expects: a shorter message, or a longer one (MPI_ERR_TRUNCATE), means the ranks
+ * disagree on the call's arguments (count, datatype, op; an erroneous program). Noted in
+ * *bad, not raised at once: this rank finishes the schedule, so that no peer waits for
+ * its later messages. Returns err otherwise. */
+static int arrived(int err, const agx_msg *m, MPI_Status *st, agx_mismatch *bad)
 {
-    int n = v->n;
+    int cls = MPI_SUCCESS, got = 0;
+    if (err != MPI_SUCCESS)
+        MPI_Error_class(err, &cls);
+    if (cls == MPI_ERR_TRUNCATE || (cls == MPI_SUCCESS && (MPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS ||
+                                                           got == MPI_UNDEFINED || got != m->bytes))) {
+        if (!bad->n++)
+            bad->got = cls == MPI_ERR_TRUNCATE ? -1 : got, bad->want = m->bytes, bad->from = st->MPI_SOURCE;
+        return MPI_SUCCESS;
+    }
+    return err;
+}
+
+/* Wait for request k and check it (a send: its completion only). */
+static int wait_one(agx_reqs *v, int k, MPI_Status *st, agx_mismatch *bad)
+{
+    int err = MPI_Wait(&v->req[k], st);
+    if (v->msg[k].recv)
+        err = arrived(err, &v->msg[k], st, bad);
+    return err;
+}
+
+/* Wait for the posted requests (or, on an earlier error, cancel them), check each
+ * arrival's size and release the messages' types. A failed request in MPI_Waitall may
+ * leave others pending (MPI_ERR_PENDING): those are waited for one by one. */
+static int complete(int rc, agx_reqs *v, agx_mismatch *bad)
+{
+    int n = v->n, tracing = agx_stats_tracing();
+    MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(n > 0 ? n : 1));
+    if (!st && rc == MPI_SUCCESS)
+        rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS)
         agx_cancel_all(n, v->req);
-    else if (!agx_stats_tracing())
-        rc = agx_waitall(n, v->req);
-    for (int k = 0, idx; k < n && rc == MPI_SUCCESS && agx_stats_tracing(); k++) {
-        MPI_Status st;
-        rc = MPI_Waitany(n, v->req, &idx, &st);
-        if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED && v->msg[idx].recv)
-            agx_stats_arrival(MPI_Wtime());
+    else if (!tracing) {
+        int wrc = MPI_Waitall(n, v->req, st);
+        for (int k = 0; k < n; k++) {
+            int err = wrc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : wrc;
+            if (err == MPI_ERR_PENDING)
+                err = wait_one(v, k, &st[k], bad);
+            else if (v->msg[k].recv)
+                err = arrived(err, &v->msg[k], &st[k], bad);
+            rc = rc == MPI_SUCCESS ? err : rc; /* the first error; every request still completes */
+        }
     }
+    for (int k = 0, idx; k < n && tracing && rc == MPI_SUCCESS; k++) {
+        int err = MPI_Waitany(n, v->req, &idx, &st[0]);
+        if (idx == MPI_UNDEFINED)
+            rc = err;
+        else if (v->msg[idx].recv) {
+            agx_stats_arrival(MPI_Wtime());
+            rc = arrived(err, &v->msg[idx], &st[0], bad);
+        } else
+            rc = err;
+    }
+    if (tracing && rc != MPI_SUCCESS)
+        agx_cancel_all(n, v->req);
+    free(st);
     for (int k = 0; k < n; k++)
         msg_release(&v->msg[k]);
     v->n = 0;
@@ -278,6 +334,7 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
 {
     int rc = MPI_SUCCESS, i = 0;
     agx_reqs rq = {0}, aq = {0}; /* a round's requests, and the ASYNC ones (waited at the end) */
+    agx_mismatch bad = {0};
     if (reqs_grow(&rq, s->n > 0 ? s->n : 1) != MPI_SUCCESS || reqs_grow(&aq, 1) != MPI_SUCCESS) {
         free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
         return agx_error(MPI_ERR_NO_MEM, "out of memory running a schedule of %d operations", s->n);
@@ -293,14 +350,21 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
                 if (op->kind == (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
                     rc = post(x, s, op, op->flags & AGX_SOP_ASYNC ? &aq : &rq);
             }
-        rc = complete(rc, &rq);
+        rc = complete(rc, &rq, &bad);
         for (int k = i; k < j && rc == MPI_SUCCESS; k++)
             if (s->ops[k].kind == AGX_SOP_COPY || s->ops[k].kind == AGX_SOP_REDUCE)
                 rc = local_op(x, s, &s->ops[k]);
         i = j;
     }
-    rc = complete(rc, &aq);
+    rc = complete(rc, &aq, &bad);
     free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
+    if (rc == MPI_SUCCESS && bad.n) {
+        char got[48];
+        snprintf(got, sizeof got, bad.got < 0 ? "more" : "%lld", bad.got);
+        rc = agx_error(MPI_ERR_TRUNCATE, "%d message(s) arrived with another size than this rank expects (the "
+                       "first from rank %d: %s bytes, not %lld): the ranks passed different counts, datatypes "
+                       "or ops (AGX_CHECK_ARGS=1 agrees on them first)", bad.n, bad.from, got, bad.want);
+    }
     return rc;
 }
 

@@ -141,6 +141,13 @@ int agx_select(agx_args *a, int *index)
     agx_kind kind = a->kind;
 
     a->rule = NULL;
+    /* The regions (a collective derivation, once per communicator) at the first choice on
+     * every rank: a rule that asks for them only after a size test would derive them on
+     * the ranks whose sizes pass it, and leave the others (alltoallv's sizes are each
+     * rank's own) waiting. */
+    const agx_regions *R;
+    if (kind == AGX_KIND_INTRA && !ctx->reg && ctx->p > 1)
+        (void)agx_ctx_regions(ctx, &R); /* a failure: the rules that need them do not hold */
     if (ctx->env_bad[op] && ctx->forced[kind][op] < 0)
         return agx_error(MPI_ERR_ARG, "%s", ctx->env_bad[op]);
     if (ctx->fallback_policy < 0)

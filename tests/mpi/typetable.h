@@ -13,6 +13,7 @@
 #include <complex.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <mpi.h>
@@ -116,6 +117,9 @@ static inline int tt_types(tt_type *out, int verbose)
         {"MPI_2DOUBLE_PRECISION", MPI_2DOUBLE_PRECISION, TT_PAIR, 2, {{0, TF_FLT, 8}, {8, TF_FLT, 8}}},
     };
     int n = 0, err;
+    MPI_Errhandler world_eh; /* MPI_Reduce_local reports on COMM_SELF (MPI-4) or WORLD (MPICH 4.0) */
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         const tt_type *t = &all[i];
@@ -148,9 +152,24 @@ static inline int tt_types(tt_type *out, int verbose)
         out[n++] = *t;
     }
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh);
+    MPI_Errhandler_free(&world_eh);
     return n;
 }
 #define TT_MAX_TYPES 64
+
+/* A buffer of `count` elements of t, zeroed: *mem is the allocation (*len bytes of data
+ * reach, 64 more), the return value the address MPI sees (lb may be < 0). */
+static inline char *tt_buf_alloc(MPI_Datatype t, int count, char **mem, size_t *len)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    *len = count > 0 ? (size_t)(text + (MPI_Aint)(count - 1) * ext) : 0;
+    *mem = malloc(*len + 64);
+    memset(*mem, 0, *len + 64);
+    return *mem - tlb;
+}
 
 /* One element's value of field f for (op, rank r, element i), drawn from r32 (a random
  * 32-bit word per field); written at p. */

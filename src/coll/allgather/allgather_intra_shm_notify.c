@@ -4,7 +4,9 @@
  *
  * Steps (Algorithm 1's line numbers):
  *  1-3. the node's segment: notifications, then the result laid out like the receive
- *       buffer (contiguous receive type) or packed in rank order (other types);
+ *       buffer (allgather with a contiguous receive type, agx_allgatherv_shared) or
+ *       packed in rank order (allgatherv, whose displs may differ between ranks; other
+ *       types);
  *  4, 7, 9. blocks of at most AGX_SHM_BLOCK bytes numbered continuously across the nodes,
  *       and each node's blocks split evenly over its processes (Eq. 3-4, Listing 1, 3:
  *       src/patterns/shm_blocks.c);
@@ -48,8 +50,8 @@ const char *agx_shm_notify_violation(const agx_args *a, int *told)
     return m ? NULL : a->ctx->shm[AGX_SHM_NOTIFY]->why;
 }
 
-/* Where block i lives in the segment's data: the receive layout when the receive type's
- * bytes are contiguous (dense), else packed in rank order. */
+/* Where block i lives in the segment's data (the same on every rank), and whether the
+ * receive type's bytes are contiguous (dense: copied out with memcpy, else unpacked). */
 typedef struct {
     long long *len, *off;
     int dense;
@@ -66,10 +68,15 @@ static void make_layout(const agx_args *a, layout *l, long long *mem)
     l->dense = tlb == 0 && text == b->extent && b->type_size == b->extent;
     for (int i = 0; i < a->p && l->dense; i++)
         l->dense = agx_blk_displ(b, i) >= 0;
+    /* Every rank must find block i at the same offset, and allgatherv's displs are each
+     * rank's own (MPI lets them differ): the receive layout only for allgather (displs
+     * i x count everywhere) and agx_allgatherv_shared (whose displs must be the same on
+     * every process, agx.h); else packed in rank order, from the counts every rank shares. */
+    int at_displ = l->dense && (a->op == AGX_OP_ALLGATHER || a->u.ag.shared);
     long long packed = 0, end = 0;
     for (int i = 0; i < a->p; i++) {
         l->len[i] = (long long)agx_blk_count(b, i) * b->type_size;
-        l->off[i] = l->dense ? (long long)agx_blk_displ(b, i) * b->extent : packed;
+        l->off[i] = at_displ ? (long long)agx_blk_displ(b, i) * b->extent : packed;
         packed += l->len[i];
         if (l->len[i] && l->off[i] + l->len[i] > end)
             end = l->off[i] + l->len[i];

@@ -5,7 +5,8 @@
  * Regions and lanes as in dissemination_node: nl = min(smallest region, elements,
  * max(1, bytes / AGX_AR_LANE_BYTES)); local rank j < nl is lane j and owns the elements
  * [j n / nl, (j + 1) n / nl).
- * The region's segment: one slot of the vector per local rank, then the result.
+ * The region's segment: each local rank's byte count, one slot of the vector per local
+ * rank, then the result.
  * Steps:
  *  1. every rank stores its vector in its slot; agx_shm_sync;
  *  2. lane j reduces block j of every slot (in local-rank order) into block j of the
@@ -13,6 +14,10 @@
  *  3. lane j runs agx_allreduce_intra_dissemination on block j of the result, in place,
  *     among the lanes j of all regions (the lane communicator);
  *  4. agx_shm_sync; every rank copies the result out: the node-local allgather.
+ * Ranks of a node that pass different byte counts (an erroneous program: the window has no
+ * messages whose size would tell) all see it in the counts after step 1; they finish the
+ * steps, so no lane of another node waits, and return MPI_ERR_TRUNCATE. A mismatch that
+ * makes only some ranks grow the segment (a collective) is not caught: AGX_CHECK_ARGS=1.
  * Why two syncs are enough: a slot is written in step 1 of a call and read in step 2 of
  * the same call, between the two syncs; the result is written in steps 2-3 (after the
  * first sync) and read in step 4 (after the second); the next call writes a slot only
@@ -58,8 +63,10 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
         (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
         return rc;
     size_t span = (size_t)(textent + (MPI_Aint)(g->count - 1) * extent), slot = (span + 63) & ~(size_t)63;
+    size_t hdr = (sizeof(long long) * (size_t)R->max_size + 63) & ~(size_t)63;
     int L = R->size[R->region_of[a->rank]], j = R->local[a->rank];
-    if ((rc = agx_ctx_shm(a->ctx, R, AGX_SHM_REDUCE, slot * (size_t)(R->max_size + 1), &m, "agx_allreduce")) != MPI_SUCCESS)
+    if ((rc = agx_ctx_shm(a->ctx, R, AGX_SHM_REDUCE, hdr + slot * (size_t)(R->max_size + 1), &m, "agx_allreduce")) !=
+        MPI_SUCCESS)
         return rc;
     if (!m)
         return agx_allreduce_intra_dissemination_node(a);
@@ -67,10 +74,14 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
     MPI_Type_size(g->type, &tsize);
     long long n = g->count, nl = n * tsize / lane_bytes; /* the lanes of dissemination_node */
     nl = nl < 1 ? 1 : nl > R->min_size ? R->min_size : nl > n ? n : nl;
-    char *seg = m->base, *res = seg + (size_t)L * slot;
+    long long *bytes = (long long *)m->base, mine = n * tsize, other = mine;
+    char *seg = m->base + hdr, *res = seg + (size_t)L * slot;
     const char *in = g->sendbuf == MPI_IN_PLACE ? g->recvbuf : g->sendbuf;
+    bytes[j] = mine;
     memcpy(seg + (size_t)j * slot, in, span);
     rc = agx_shm_sync(m);
+    for (int i = 0; i < L && other == mine; i++) /* what the node's ranks pass (no messages to tell) */
+        other = bytes[i];
     if (rc == MPI_SUCCESS && j < nl) {
         long long lo = n * j / nl, hi = n * (j + 1) / nl;
         size_t off = (size_t)(lo * extent);
@@ -84,7 +95,11 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
             rc = lane_allreduce(a, m, res + off, cnt);
     }
     int rc2 = agx_shm_sync(m); /* every rank reaches it, whatever failed: no rank is left waiting */
-    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && other != mine)
+        rc = agx_error(MPI_ERR_TRUNCATE, "agx_allreduce (dissemination_shm): this rank passes %lld bytes, another "
+                       "of its node %lld: the ranks passed different counts or datatypes (AGX_CHECK_ARGS=1 "
+                       "agrees on them first)", mine, other);
+    if (rc == MPI_SUCCESS)
         memcpy(g->recvbuf, res, span);
     return rc;
 }
