@@ -15,6 +15,11 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* libagx is built with hidden visibility (AGX_BUILD): it exports exactly what this header
+ * declares, so no internal name of agx can clash with a program's or its libraries'. */
+#if defined(AGX_BUILD) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 #define AGX_VERSION_MAJOR 0
 #define AGX_VERSION_MINOR 1
@@ -312,6 +317,9 @@ void agx_stats_reset(void);
 void agx_stats_trace(int on);
 void agx_stats_get(agx_stats *out);
 
+#if defined(AGX_BUILD) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,9 @@
  */
 #include "agx.h"
 
+/* built with hidden visibility: the library exports only the MPI_* entries it defines */
+#define AGX_EXPORT __attribute__((visibility("default")))
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +91,7 @@ static void count(agx_op op, MPI_Comm comm)
     }
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+AGX_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!enabled(AGX_OP_ALLGATHER))
@@ -99,7 +102,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return rc;
 }
 
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+AGX_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!enabled(AGX_OP_ALLGATHERV))
@@ -110,7 +113,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return rc;
 }
 
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+AGX_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     if (!enabled(AGX_OP_ALLTOALLV))
@@ -121,7 +124,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     return rc;
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!enabled(AGX_OP_ALLREDUCE))
         return PMPI_Allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
@@ -133,7 +136,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype d
 
 /* The report, on MPI_COMM_WORLD's rank 0: one line per operation it called through agx
  * ("agx-preload: rank 0: allgather 12 calls through agx: bruck 8, ring 4"). */
-int MPI_Finalize(void)
+AGX_EXPORT int MPI_Finalize(void)
 {
     if (set("AGX_STATS") || set("AGX_VERBOSE")) {
         int rank = 0;
