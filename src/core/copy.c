@@ -158,8 +158,14 @@ int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpac
     for (MPI_Aint o = 0; o < count && rc == MPI_SUCCESS; o += per) {
         int n = (int)(count - o < per ? count - o : per), pos = 0;
         char *tp = (char *)typed + o * ext, *bp = bytes + o * size;
-        rc = unpack ? MPI_Unpack(bp, (int)(n * size), &pos, tp, n, t, self)
-                    : MPI_Pack(tp, n, t, bp, (int)(n * size), &pos, self);
+        if (typed == MPI_BOTTOM) /* MPICH 4.0's MPI_Pack refuses it ("Null pointer in parameter inbuf") */
+            rc = unpack ? MPI_Sendrecv(bp, (int)(n * size), MPI_BYTE, 0, AGX_TAG, tp, n, t, 0, AGX_TAG, self,
+                                       MPI_STATUS_IGNORE)
+                        : MPI_Sendrecv(tp, n, t, 0, AGX_TAG, bp, (int)(n * size), MPI_BYTE, 0, AGX_TAG, self,
+                                       MPI_STATUS_IGNORE);
+        else
+            rc = unpack ? MPI_Unpack(bp, (int)(n * size), &pos, tp, n, t, self)
+                        : MPI_Pack(tp, n, t, bp, (int)(n * size), &pos, self);
     }
     return rc;
 }

@@ -17,7 +17,8 @@
  *
  * Compared: the whole receive allocation, byte for byte, with the same call's result from
  * the PMPI_ function on an identical buffer (the data of the type map, and the holes,
- * which both must leave as they were). The log names each (type, operation, kind, np,
+ * which both must leave as they were; a long double's 6 padding bytes are not data and not
+ * compared). The log names each (type, operation, kind, np,
  * configuration) with the number of algorithms and variants run. Tiers: --quick (the
  * representatives), default, --full; --algs LIST runs only the algorithms LIST names,
  * AGX_TEST_TYPES=LIST only the types; AGX_TEST_TRACE=1 names each call before it runs (to
@@ -46,6 +47,7 @@ typedef struct {
     MPI_Datatype rt;   /* the type blocks are counted in */
     MPI_Datatype base; /* its named base, `per` per element of rt */
     int per;
+    int ldpad; /* elements hold long doubles (fill) */
 } mcase;
 
 /* One call, the same for PMPI_ and agx. */
@@ -106,10 +108,13 @@ static int pcount(int var, int g, int i, int j, unsigned seed)
     return (int)((var == INPLACE ? (unsigned)(i + j) + seed : (unsigned)(i * 3 + j * 5 + g * 7) + seed) % 4u);
 }
 
-static void fill(char *p, size_t n, unsigned *rs)
+/* Random bytes; for long double types the 6 padding bytes of each 80-bit value (bytes
+ * 10-15 of every 16, where its elements sit from a malloc'd start) are 0 in every buffer
+ * and not compared: they are not data, and MPICH 4.0 does not move them as bytes. */
+static void fill(char *p, size_t n, unsigned *rs, int ldpad)
 {
     for (size_t k = 0; k < n; k++)
-        p[k] = (char)(mt_rand(rs) >> 11);
+        p[k] = ldpad && k % 16 >= 10 ? 0 : (char)(mt_rand(rs) >> 11);
 }
 
 /* One (case, operation) on comm: every algorithm and variant; returns the failures and
@@ -168,8 +173,8 @@ static int run_op(const mcase *c, int op, MPI_Comm comm, int inter, int me, int 
             char *rb = tt_buf_alloc(c->rt, (int)rend, &rmem, &rlen);
             char *ref = tt_buf_alloc(c->rt, (int)rend, &refmem, &rlen);
             tt_buf_alloc(c->rt, (int)rend, &initmem, &rlen);
-            fill(smem, slen + 64, &rs);
-            fill(initmem, rlen + 64, &rs); /* in place: the own data too */
+            fill(smem, slen + 64, &rs, c->ldpad);
+            fill(initmem, rlen + 64, &rs, c->ldpad); /* in place: the own data too */
             memcpy(refmem, initmem, rlen + 64);
             memcpy(rmem, initmem, rlen + 64);
             if (getenv("AGX_TEST_TRACE"))
@@ -179,10 +184,10 @@ static int run_op(const mcase *c, int op, MPI_Comm comm, int inter, int me, int 
             agx_comm_set_algorithm(comm, agxop[op], algs[a]);
             int arc = call(0, &m, rb);
             calls++;
-            if (lrc != MPI_SUCCESS || arc != MPI_SUCCESS || memcmp(rmem, refmem, rlen + 64)) {
-                size_t at = 0;
-                while (at < rlen + 64 && rmem[at] == refmem[at])
-                    at++;
+            size_t at = 0; /* the first differing byte (not a long double's padding) */
+            while (at < rlen + 64 && (rmem[at] == refmem[at] || (c->ldpad && at % 16 >= 10)))
+                at++;
+            if (lrc != MPI_SUCCESS || arc != MPI_SUCCESS || at < rlen + 64) {
                 size_t u = strlen(bad);
                 if (u + 160 < badlen)
                     snprintf(bad + u, badlen - u, " [%s %s%s: rc %d/%d, first differing byte %zu of %zu]", algs[a],
@@ -288,7 +293,9 @@ int main(int argc, char **argv)
             MPI_Type_get_extent(types[ti].type, &lb, &ext);
             int nd = full || (rep && cf == 0) ? 4 : 1;
             for (int d = 0; d < nd; d++) {
-                mcase c = {.rt = types[ti].type, .base = types[ti].type, .per = 1};
+                mcase c = {.rt = types[ti].type, .base = types[ti].type, .per = 1,
+                           .ldpad = strstr(types[ti].name, "LONG_DOUBLE") || strstr(types[ti].name, "REAL16") ||
+                                    strstr(types[ti].name, "COMPLEX32")};
                 if (d == 0)
                     snprintf(c.name, sizeof c.name, "%s", types[ti].name);
                 else if (d == 1) {
