@@ -159,10 +159,8 @@ int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpac
         int n = (int)(count - o < per ? count - o : per), pos = 0;
         char *tp = (char *)typed + o * ext, *bp = bytes + o * size;
         if (typed == MPI_BOTTOM) /* MPICH 4.0's MPI_Pack refuses it ("Null pointer in parameter inbuf") */
-            rc = unpack ? MPI_Sendrecv(bp, (int)(n * size), MPI_BYTE, 0, AGX_TAG, tp, n, t, 0, AGX_TAG, self,
-                                       MPI_STATUS_IGNORE)
-                        : MPI_Sendrecv(tp, n, t, 0, AGX_TAG, bp, (int)(n * size), MPI_BYTE, 0, AGX_TAG, self,
-                                       MPI_STATUS_IGNORE);
+            rc = unpack ? agx_localcopy(bp, n * size, MPI_BYTE, tp, n, t)
+                        : agx_localcopy(tp, n, t, bp, n * size, MPI_BYTE);
         else
             rc = unpack ? MPI_Unpack(bp, (int)(n * size), &pos, tp, n, t, self)
                         : MPI_Pack(tp, n, t, bp, (int)(n * size), &pos, self);
