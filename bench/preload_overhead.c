@@ -3,13 +3,16 @@
  * MPI program (mpicc only): blocks of MPI_Allgather (interposed by the preload library
  * when it is loaded) and PMPI_Allgather (always the MPI library's), interleaved, 8 B per
  * rank by default. Prints, on rank 0, the median over blocks of the per-call time of each
- * and their difference.
+ * and their difference. OP (allgather, the default; allreduce: BYTES of MPI_INT under
+ * MPI_SUM; alltoallv: BYTES to each rank) picks the collective: allgather's repeated calls
+ * take agx's repeat path, the other two go through the selection on every call.
  *   tools/agxrun -n 2 --preload build/lib/libagx-preload.so \
- *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS]
+ *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS] [OP]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp(const void *a, const void *b)
 {
@@ -17,15 +20,38 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+enum { ALLGATHER, ALLREDUCE, ALLTOALLV };
+static int op, *cnt, *dsp;
+
+static void one(int interposed, char *s, char *r, int n)
+{
+    switch (op) {
+    case ALLGATHER:
+        if (interposed)
+            MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
+        else
+            PMPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case ALLREDUCE:
+        if (interposed)
+            MPI_Allreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else
+            PMPI_Allreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    default:
+        if (interposed)
+            MPI_Alltoallv(s, cnt, dsp, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
+        else
+            PMPI_Alltoallv(s, cnt, dsp, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
+    }
+}
+
 static double block(int interposed, char *s, char *r, int n, int calls)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < calls; i++)
-        if (interposed)
-            MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
-        else
-            PMPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
+        one(interposed, s, r, n);
     double t = (MPI_Wtime() - t0) / calls, tmax;
     PMPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
@@ -39,7 +65,20 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int n = argc > 1 ? atoi(argv[1]) : 8, blocks = argc > 2 ? atoi(argv[2]) : 200,
         calls = argc > 3 ? atoi(argv[3]) : 200;
-    char *s = calloc((size_t)n + 1, 1), *r = calloc((size_t)n * p + 1, 1);
+    const char *opname = argc > 4 ? argv[4] : "allgather";
+    static const char *names[] = {"Allgather", "Allreduce", "Alltoallv"};
+    op = !strcmp(opname, "allreduce") ? ALLREDUCE : !strcmp(opname, "alltoallv") ? ALLTOALLV : ALLGATHER;
+    if (n < 0 || blocks < 1 || calls < 1 || (op == ALLGATHER && strcmp(opname, "allgather"))) {
+        if (rank == 0)
+            fprintf(stderr, "usage: preload_overhead [BYTES >= 0] [BLOCKS >= 1] [CALLS >= 1] "
+                    "[allgather|allreduce|alltoallv]\n");
+        MPI_Finalize();
+        return 1;
+    }
+    cnt = malloc(sizeof(int) * (size_t)p), dsp = malloc(sizeof(int) * (size_t)p);
+    for (int i = 0; i < p; i++)
+        cnt[i] = n, dsp[i] = i * n;
+    char *s = calloc((size_t)n * p + 1, 1), *r = calloc((size_t)n * p + 1, 1);
     double *t[2] = {malloc(sizeof(double) * blocks), malloc(sizeof(double) * blocks)}, d[2];
     for (int w = 0; w < 2; w++) /* warm up both paths */
         block(w, s, r, n, calls);
@@ -53,10 +92,10 @@ int main(int argc, char **argv)
         d[w] = t[w][blocks / 2];
     }
     if (rank == 0)
-        printf("preload_overhead: %d ranks, %d B: MPI_Allgather %.3f us, PMPI_Allgather %.3f us, "
+        printf("preload_overhead: %d ranks, %d B: MPI_%s %.3f us, PMPI_%s %.3f us, "
                "difference %.3f us per call (median of %d blocks of %d calls, interleaved)\n",
-               p, n, d[1] * 1e6, d[0] * 1e6, (d[1] - d[0]) * 1e6, blocks, calls);
-    free(s), free(r), free(t[0]), free(t[1]);
+               p, n, names[op], d[1] * 1e6, names[op], d[0] * 1e6, (d[1] - d[0]) * 1e6, blocks, calls);
+    free(s), free(r), free(t[0]), free(t[1]), free(cnt), free(dsp);
     MPI_Finalize();
     return 0;
 }
