@@ -1,15 +1,16 @@
 /*
  * The operations agx implements, each with its environment variable and its tables
- * (one table file per operation family: src/coll/<op>/<op>_table.c). Adding an operation
- * = its table file + one line here + its argument part (agx_internal.h) + its entry point.
+ * (one table file per operation family: src/coll/<op>/<op>_table.c), installed in the
+ * registry (src/select) before the first call. Adding an operation = its folder under
+ * src/coll (table, runner, algorithms, header) + one line here + its argument part
+ * (src/select/select.h) + its entry point (src/api).
  */
-#include "agx_internal.h"
+#include "coll.h"
+#include "coll_allgather.h"
+#include "coll_allreduce.h"
+#include "coll_alltoallv.h"
 
-#include <stddef.h>
-
-extern const agx_table agx_allgather_intra_table, agx_allgather_inter_table;
-extern const agx_table agx_alltoallv_intra_table, agx_alltoallv_inter_table;
-extern const agx_table agx_allreduce_intra_table, agx_allreduce_inter_table;
+#include <pthread.h>
 
 static const agx_op_desc ops[AGX_OP_LAST] = {
     [AGX_OP_ALLGATHER] = {"allgather", "AGX_ALLGATHER_ALGORITHM",
@@ -22,7 +23,10 @@ static const agx_op_desc ops[AGX_OP_LAST] = {
                           {&agx_allreduce_intra_table, &agx_allreduce_inter_table}},
 };
 
-const agx_op_desc *agx_op_get(agx_op op)
+static void install(void) { agx_registry_install(ops); }
+
+void agx_coll_install(void)
 {
-    return op >= 0 && op < AGX_OP_LAST ? &ops[op] : NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install);
 }

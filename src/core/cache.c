@@ -4,7 +4,7 @@
  * parameter, never on the message sizes, so it is built once and reused. Freed with the
  * communicator's context.
  */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <stdlib.h>
 
@@ -53,4 +53,18 @@ void agx_cache_free(agx_ctx *ctx)
         free(c->order);
         free(c);
     }
+}
+
+int agx_flat_sched_of(agx_ctx *ctx, int rank, int p, agx_build_fn build, int param, const agx_sched **out)
+{
+    agx_cache_key key = {.builder = (const void *)build, .p = p, .param = param};
+    if ((*out = agx_cache_find(ctx, &key, NULL)))
+        return MPI_SUCCESS;
+    agx_sched s;
+    agx_sched_init(&s);
+    if (build(&s, 0, rank, p, param) < 0 || agx_sched_finish(&s)) {
+        agx_sched_free(&s);
+        return agx_error(MPI_ERR_NO_MEM, "out of memory building a schedule for p = %d", p);
+    }
+    return agx_cache_put(ctx, &key, &s, NULL, out);
 }

@@ -4,10 +4,8 @@
  * communicator is freed. Contexts still alive at MPI_Finalize are freed by a delete
  * callback on MPI_COMM_SELF, which MPI_Finalize runs first.
  */
-#include "agx_internal.h"
+#include "core.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,23 +46,27 @@ static void ctx_free(agx_ctx *ctx)
     if (ctx->next)
         ctx->next->prev = ctx->prev;
     pthread_mutex_unlock(&lock);
+    for (int i = AGX_SLOT_LAST - 1; i >= 0; i--) /* the layers' state, the highest first */
+        if (ctx->slot[i].p && ctx->slot[i].release)
+            ctx->slot[i].release(ctx->slot[i].p);
     agx_shm_free(ctx->shm[0]), agx_shm_free(ctx->shm[1]); /* their windows first */
     if (ctx->pcomm != MPI_COMM_NULL)
         MPI_Comm_free(&ctx->pcomm);
-    for (int op = 0; op < AGX_OP_LAST; op++) {
-        free(ctx->env_bad[op]);
-        agx_env_rules_free(ctx->env_rules[op], ctx->env_n[op]);
-    }
-    free(ctx->rules_bad);
-    agx_pat_ctx_free(ctx);
-    if (ctx->a2a)
-        agx_a2a_pattern_free(ctx->a2a);
-    free(ctx->a2a);
     agx_cache_free(ctx);
-    agx_ctx_free_locality(ctx);
-    agx_ig_free(ctx->ig);
+    if (ctx->reg) {
+        agx_regions_free(ctx->reg);
+        free(ctx->reg);
+    }
     free(ctx->scratch[0]), free(ctx->scratch[1]);
     free(ctx);
+}
+
+void agx_ctx_attach(agx_ctx *ctx, int slot, void *p, void (*free_fn)(void *p))
+{
+    if (ctx->slot[slot].p && ctx->slot[slot].release && ctx->slot[slot].p != p)
+        ctx->slot[slot].release(ctx->slot[slot].p);
+    ctx->slot[slot].p = p;
+    ctx->slot[slot].release = free_fn;
 }
 
 int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn)
@@ -94,6 +96,21 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
     *dp = ctx->scratch[0];
     *mp = ctx->scratch[1];
     return MPI_SUCCESS;
+}
+
+/* What the layers above drop at MPI_Finalize (agx_at_finalize), run after the contexts. */
+static void (*finals[4])(void);
+static int nfinals;
+
+void agx_at_finalize(void (*fn)(void))
+{
+    pthread_mutex_lock(&lock);
+    int known = 0;
+    for (int i = 0; i < nfinals; i++)
+        known |= finals[i] == fn;
+    if (!known && nfinals < (int)(sizeof finals / sizeof finals[0]))
+        finals[nfinals++] = fn;
+    pthread_mutex_unlock(&lock);
 }
 
 /* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a
@@ -128,7 +145,8 @@ static int self_delete(MPI_Comm comm, int keyval, void *val, void *extra)
             break;
         ctx_free(ctx);
     }
-    agx_rules_reset();
+    for (int i = 0; i < nfinals; i++)
+        finals[i]();
     atomic_store(&keyvals_ready, 0);
     MPI_Comm_free_keyval(&comm_keyval);
     MPI_Comm_free_keyval(&self_keyval);
@@ -153,20 +171,6 @@ static int keyvals_create(void)
     }
     pthread_mutex_unlock(&lock);
     return rc;
-}
-
-/* The AGX_FALLBACK policy; -1 for a value that is none of the three (reported by the
- * first collective call, as an unknown algorithm name is). */
-static int fallback_from_env(void)
-{
-    const char *s = getenv("AGX_FALLBACK");
-    if (!s || !*s || !strcasecmp(s, "warn"))
-        return AGX_FALLBACK_WARN;
-    if (!strcasecmp(s, "error"))
-        return AGX_FALLBACK_ERROR;
-    if (!strcasecmp(s, "silent"))
-        return AGX_FALLBACK_SILENT;
-    return -1;
 }
 
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
@@ -196,41 +200,13 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     ctx->kind = inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
     MPI_Comm_rank(comm, &ctx->rank);
     MPI_Comm_size(comm, &ctx->p);
-    ctx->fallback_policy = fallback_from_env();
-    { /* AGX_CHECK_ARGS: collective calls agree on their arguments first (api_allreduce.c) */
-        const char *c = getenv("AGX_CHECK_ARGS");
-        ctx->check_args = c && *c && strcmp(c, "0");
-    }
+    ctx->check_args = agx_env_flag("AGX_CHECK_ARGS");
     pthread_mutex_lock(&lock);
     ctx->next = live;
     if (live)
         live->prev = ctx;
     live = ctx;
     pthread_mutex_unlock(&lock);
-    for (int op = 0; op < AGX_OP_LAST; op++) {
-        ctx->last[op] = -1;
-        for (int k = 0; k < AGX_KIND_LAST; k++)
-            ctx->forced[k][op] = ctx->env_forced[k][op] = -1;
-        const char *e = getenv(agx_op_get((agx_op)op)->env);
-        if (!e || !*e || !strcasecmp(e, "auto"))
-            continue;
-        /* the environment speaks to every communicator: a name of the other kind's table
-         * leaves this one to its default; only a name no table has is an error */
-        agx_rule *r;
-        int n;
-        if ((rc = agx_env_rules(ctx, (agx_op)op, e, &r, &n, &ctx->env_bad[op])) != MPI_SUCCESS) {
-            ctx_free(ctx);
-            return rc;
-        }
-        if (n == 1 && r[0].bytes.lo == 0 && r[0].bytes.end == 0) { /* one name: forced */
-            for (int k = 0; k < AGX_KIND_LAST; k++)
-                ctx->env_forced[k][op] = r[0].kidx[k];
-            agx_env_rules_free(r, n);
-        } else {
-            ctx->env_rules[op] = r;
-            ctx->env_n[op] = n;
-        }
-    }
     if ((rc = MPI_Comm_set_attr(comm, comm_keyval, ctx)) != MPI_SUCCESS) {
         ctx_free(ctx);
         return rc;
@@ -239,75 +215,19 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     return MPI_SUCCESS;
 }
 
-int agx_node_map(MPI_Comm comm, int **node_of)
-{
-    MPI_Comm node;
-    int rc, rank, p;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &p);
-    int leader = rank, *map = malloc(sizeof(int) * (size_t)p);
-    if (!map)
-        return MPI_ERR_NO_MEM;
-    rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    if (rc == MPI_SUCCESS) {
-        rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
-        MPI_Comm_free(&node);
-    }
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, comm);
-    if (rc != MPI_SUCCESS) {
-        free(map);
-        return rc;
-    }
-    *node_of = map;
-    return MPI_SUCCESS;
-}
-
-int agx_ctx_setup(agx_ctx *ctx)
+int agx_ctx_setup(agx_ctx *ctx, int *fresh)
 {
     int rc = MPI_SUCCESS;
+    *fresh = 0;
     if (ctx->pcomm == MPI_COMM_NULL) {
         if ((rc = MPI_Comm_dup(ctx->user, &ctx->pcomm)) != MPI_SUCCESS)
             return rc;
         MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
-        if ((rc = agx_rules_agree(ctx)) != MPI_SUCCESS)
-            return rc;
+        *fresh = 1;
     }
     if (agx_stats_enabled() && !ctx->reg && ctx->kind == AGX_KIND_INTRA) {
         const agx_regions *reg;
         rc = agx_ctx_regions(ctx, &reg);
     }
     return rc;
-}
-
-int agx_ctx_forced(const agx_ctx *ctx, agx_op op, agx_kind kind)
-{
-    return ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : ctx->env_forced[kind][op];
-}
-
-int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX_KIND_LAST])
-{
-    /* an intra-communicator serves the intra table and, through colour splits, the inter
-     * table; an inter-communicator only the inter table */
-    int any = 0;
-    for (int k = 0; k < AGX_KIND_LAST; k++) {
-        int usable = !(ctx->kind == AGX_KIND_INTER && k == AGX_KIND_INTRA);
-        idx[k] = usable ? agx_alg_find(op, (agx_kind)k, name) : -1;
-        any += idx[k] >= 0;
-    }
-    return any;
-}
-
-int agx_env_int(const char *name, long long min, long long max, long long *v)
-{
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s)
-        return 1;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x < min || x > max)
-        return -1;
-    *v = x;
-    return 0;
 }

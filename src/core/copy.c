@@ -1,5 +1,5 @@
 /* Local copies between typed buffers (MPIR_Localcopy's role). */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -131,17 +131,6 @@ int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *ds
     return rc;
 }
 
-int agx_copy_own_block(const agx_args *a)
-{
-    const agx_ag_args *g = &a->u.ag;
-    if (g->sendbuf == MPI_IN_PLACE)
-        return MPI_SUCCESS;
-    const agx_blocks *b = &g->blk;
-    return agx_localcopy(g->sendbuf, g->sendcount, g->sendtype,
-                         b->buf + agx_blk_displ(b, a->rank) * b->extent,
-                         agx_blk_count(b, a->rank), b->type);
-}
-
 int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpack)
 {
     MPI_Count size;
@@ -183,3 +172,19 @@ int agx_type_check(MPI_Datatype t, const char *fn, const char *what)
         return agx_error(MPI_ERR_TYPE, "%s: %s is not a committed datatype (MPI_Type_commit)", fn, what);
     return rc;
 }
+
+/* A NULL buffer is an error when it would be read or written, unless the datatype
+ * addresses memory absolutely (MPI_BOTTOM with a true lower bound). */
+int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what)
+{
+    int size;
+    MPI_Aint lb, extent;
+    if (buf || count == 0)
+        return MPI_SUCCESS;
+    MPI_Type_size(t, &size);
+    MPI_Type_get_true_extent(t, &lb, &extent);
+    if (size > 0 && lb == 0)
+        return agx_error(MPI_ERR_BUFFER, "%s is NULL with %lld elements to transfer", what, count);
+    return MPI_SUCCESS;
+}
+

@@ -12,7 +12,7 @@
  * So message sizes are 64-bit end to end: MPI sees int counts only. SMPI builds send the
  * pieces as separate messages instead where both sides cut alike (post()).
  */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,38 +372,4 @@ void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, c
 {
     *b = (agx_blocks){.buf = buf, .type = MPI_BYTE, .extent = 1, .type_size = 1, .p = n,
                       .lcounts = counts, .ldispls = displs};
-}
-
-void agx_exec_of(const agx_args *a, const agx_blocks *blk, agx_exec *x)
-{
-    *x = (agx_exec){.comm = a->comm, .tag = AGX_TAG, .bufs = blk, .nbufs = 1,
-                    .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->ctx->rank,
-                    .op = MPI_OP_NULL};
-}
-
-int agx_flat_sched(const agx_args *a, agx_build_fn build, int param, const agx_sched **out)
-{
-    agx_cache_key key = {.builder = (const void *)build, .p = a->p, .param = param};
-    if ((*out = agx_cache_find(a->ctx, &key, NULL)))
-        return MPI_SUCCESS;
-    agx_sched s;
-    agx_sched_init(&s);
-    if (build(&s, 0, a->rank, a->p, param) < 0 || agx_sched_finish(&s)) {
-        agx_sched_free(&s);
-        return agx_error(MPI_ERR_NO_MEM, "out of memory building a schedule for p = %d", a->p);
-    }
-    return agx_cache_put(a->ctx, &key, &s, NULL, out);
-}
-
-int agx_run_flat(const agx_args *a, agx_build_fn build, int param)
-{
-    const agx_sched *s;
-    agx_exec x;
-    int rc = agx_copy_own_block(a);
-    if (rc == MPI_SUCCESS)
-        rc = agx_flat_sched(a, build, param, &s);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    agx_exec_of(a, &a->u.ag.blk, &x);
-    return agx_sched_run(&x, s);
 }

@@ -11,7 +11,7 @@
  * distinct and each keeps its own message (an older code is reused, with its new
  * message, only after that many later errors of its class).
  */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -37,7 +37,7 @@
  * both: its growth was agreed over the whole communicator after every rank left the
  * last call.
  */
-#include "agx_internal.h"
+#include "core.h"
 #include "notify.h"
 
 #include <sched.h>

@@ -5,7 +5,7 @@
 #ifndef AGX_NOTIFY_H
 #define AGX_NOTIFY_H
 
-#include "agx_internal.h"
+#include "core.h"
 
 #define AGX_NTF_HDR 64
 /* The tag of failure notices (agx_ntf_fail), also probed to drive progress while polling. */

@@ -24,7 +24,7 @@
  * allocation's outcome is agreed over the whole communicator. SimGrid SMPI has no shared
  * windows: built with AGX_NO_SHM, the segments are never usable there.
  */
-#include "agx_internal.h"
+#include "core.h"
 #include "notify.h"
 
 #include <stdlib.h>

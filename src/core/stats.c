@@ -1,5 +1,5 @@
 /* Per-process message and byte counters, split by locality (same node or not). */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #ifndef AGX_TWOPHASE_H
 #define AGX_TWOPHASE_H
 
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 #include "filedomain.h"
 
 typedef struct {

@@ -46,7 +46,7 @@ static int check_hints(agx_tp *t)
         h->cb_buffer_size = h->layout == AGX_IO_STRIPED && h->stripe_size <= (1LL << 30) ? h->stripe_size
                                                                                           : 16 * MIB;
     agx_a2a_args g;
-    int rc = agx_a2a_env(&g); /* the throttle's default, and the send mode */
+    int rc = agx_a2a_env(t->a.ctx, &g); /* the throttle's default, and the send mode */
     if (rc != MPI_SUCCESS)
         return rc;
     t->throttle = h->throttle < 0 ? g.throttle : h->throttle;

@@ -204,6 +204,7 @@ static int rounds(agx_tp *t)
 static int write_all(agx_tp *t)
 {
     int rc;
+    agx_coll_install();
     if ((rc = agx_call_begin(&t->a, t->fn)) != MPI_SUCCESS)
         return rc;
     if (t->a.kind != AGX_KIND_INTRA)

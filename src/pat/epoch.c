@@ -135,10 +135,11 @@ void agx_pat_end_compute(agx_pat *s)
 static const struct agx_pat_alg *forced_alg(agx_pat *s)
 {
     agx_ctx *ctx;
-    if (agx_ctx_get(s->user, &ctx) != MPI_SUCCESS)
+    agx_sel *sel;
+    if (agx_ctx_get(s->user, &ctx) != MPI_SUCCESS || agx_sel_get(ctx, &sel) != MPI_SUCCESS)
         return NULL;
     const agx_alg *alg = agx_alg_at(AGX_OP_ALLGATHER, AGX_KIND_INTRA,
-                                    agx_ctx_forced(ctx, AGX_OP_ALLGATHER, AGX_KIND_INTRA));
+                                    agx_sel_forced(sel, AGX_OP_ALLGATHER, AGX_KIND_INTRA));
     return alg ? alg->pat : NULL;
 }
 
@@ -158,7 +159,7 @@ static void begin_one(agx_pat *s)
         contribute(s, s->t_begin + s->ema);
 }
 
-int agx_pat_compute_begin(void)
+int agx_pat_session_compute_begin(void)
 {
     for (agx_pat *s = agx_pat_sessions(); s; s = s->next)
         if (s->enabled)
@@ -166,11 +167,10 @@ int agx_pat_compute_begin(void)
     return MPI_SUCCESS;
 }
 
-int agx_pat_progress(double fraction)
+int agx_pat_session_progress(double fraction)
 {
     if (!(fraction > 0.0 && fraction <= 1.0))
-        return agx_raise(MPI_COMM_WORLD, agx_error(MPI_ERR_ARG, "agx_pat_progress: fraction %g is not "
-                                                   "in (0, 1]", fraction));
+        return agx_error(MPI_ERR_ARG, "agx_pat_progress: fraction %g is not in (0, 1]", fraction);
     for (agx_pat *s = agx_pat_sessions(); s; s = s->next) {
         if (!s->enabled || !s->in_compute)
             continue;
@@ -183,7 +183,7 @@ int agx_pat_progress(double fraction)
     return MPI_SUCCESS;
 }
 
-int agx_pat_compute_end(void)
+int agx_pat_session_compute_end(void)
 {
     for (agx_pat *s = agx_pat_sessions(); s; s = s->next)
         if (s->enabled && s->in_compute)
@@ -238,7 +238,7 @@ static int unstage(agx_pat *s, agx_pat_call *c)
 
 int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
 {
-    agx_pat *s = a->ctx->pat;
+    agx_pat *s = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     const agx_blocks *b = &a->u.ag.blk;
     memset(c, 0, sizeof *c);
     if (!s || !s->enabled)

@@ -110,7 +110,7 @@ static void *monitor(void *arg)
 
 const char *agx_pat_violation(const agx_args *a, int *told)
 {
-    agx_pat *s = a->ctx->pat;
+    agx_pat *s = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     if (!s)
         return "needs the PAT monitor: call agx_pat_init(comm) first";
     *told = 1; /* agx_pat_init said why the monitor does not run */
@@ -144,12 +144,7 @@ static void session_free(agx_pat *s)
     free(s);
 }
 
-void agx_pat_ctx_free(agx_ctx *ctx)
-{
-    if (ctx->pat)
-        session_free(ctx->pat);
-    ctx->pat = NULL;
-}
+static void session_slot_free(void *p) { session_free(p); }
 
 /* Allocation, private communicators, clock, thread; the session is usable on success. */
 static int session_start(agx_pat *s, MPI_Comm comm)
@@ -191,23 +186,21 @@ static agx_pat *session_new(MPI_Comm comm)
     return s;
 }
 
-int agx_pat_init(MPI_Comm comm)
+int agx_pat_session_init(MPI_Comm comm)
 {
     int inter = 0, level, rc;
     agx_ctx *ctx;
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_init: communicator is MPI_COMM_NULL"));
     MPI_Comm_test_inter(comm, &inter);
     if (inter)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_init: needs an intra-communicator"));
+        return agx_error(MPI_ERR_COMM, "agx_pat_init: needs an intra-communicator");
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    if (ctx->pat)
-        return agx_raise(comm, agx_error(MPI_ERR_OTHER, "agx_pat_init: this communicator already has "
-                                         "a PAT monitor (agx_pat_finalize it first)"));
+        return rc;
+    if (agx_ctx_slot(ctx, AGX_SLOT_PAT))
+        return agx_error(MPI_ERR_OTHER, "agx_pat_init: this communicator already has a PAT monitor "
+                         "(agx_pat_finalize it first)");
     agx_pat *s = session_new(comm);
     if (!s)
-        return agx_raise(comm, agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory"));
+        return agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory");
     MPI_Query_thread(&level);
     if (level < MPI_THREAD_MULTIPLE) {
         /* every rank has the same level; rank 0 says it once, and the fallback to the
@@ -220,38 +213,32 @@ int agx_pat_init(MPI_Comm comm)
                     "counterparts\n", level);
     } else if ((rc = session_start(s, comm)) != MPI_SUCCESS) {
         session_free(s);
-        return agx_raise(comm, rc);
+        return rc;
     }
     s->next = sessions;
     sessions = s;
-    ctx->pat = s;
+    agx_ctx_attach(ctx, AGX_SLOT_PAT, s, session_slot_free);
     return MPI_SUCCESS;
 }
 
-int agx_pat_finalize(MPI_Comm comm)
+int agx_pat_session_finalize(MPI_Comm comm)
 {
     agx_ctx *ctx;
     int rc;
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_finalize: communicator is MPI_COMM_NULL"));
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    agx_pat_ctx_free(ctx);
+        return rc;
+    agx_ctx_attach(ctx, AGX_SLOT_PAT, NULL, NULL); /* frees the session */
     return MPI_SUCCESS;
 }
 
-int agx_pat_get_info(MPI_Comm comm, agx_pat_info *info)
+int agx_pat_session_info(MPI_Comm comm, agx_pat_info *info)
 {
     agx_ctx *ctx;
     int rc;
-    if (!info)
-        return agx_raise(comm, agx_error(MPI_ERR_ARG, "agx_pat_get_info: info is NULL"));
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_get_info: communicator is MPI_COMM_NULL"));
     if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
+        return rc;
     memset(info, 0, sizeof *info);
-    agx_pat *s = ctx->pat;
+    agx_pat *s = agx_ctx_slot(ctx, AGX_SLOT_PAT);
     if (!s)
         return MPI_SUCCESS;
     info->active = s->enabled;

@@ -4,18 +4,19 @@
  * while the application computes, and runs the background half of a PAP-aware algorithm.
  *
  *   monitor.c  the thread, polling without spinning, session lifecycle (per communicator,
- *              a field of its agx context), agx_pat_init / finalize / get_info;
- *   epoch.c    epochs and predictions (compute_begin / progress / end), the exchange, and
- *              the foreground's view of a call (agx_pat_call_*);
+ *              the context's AGX_SLOT_PAT): what agx_pat_init / finalize / get_info do;
+ *   epoch.c    epochs and predictions (what compute_begin / progress / end do), the
+ *              exchange, and the foreground's view of a call (agx_pat_call_*);
  *   clock.c    the clock offset to rank 0.
  * The algorithms (src/coll/allgather/allgather_intra_{bdr,bslb}.c) provide their
  * background half as an agx_pat_alg in their registry row; nothing here names them.
- * Internal; the public side is agx_pat_* in agx.h.
+ * Internal: the public agx_pat_* of agx.h are in src/api/api_pat.c, which raises the
+ * errors these functions return.
  */
 #ifndef AGX_PAT_H
 #define AGX_PAT_H
 
-#include "agx_internal.h"
+#include "select.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -92,7 +93,17 @@ int agx_pat_probe_recv(agx_pat *s, int src, int tag, agx_pat_dst_fn dst_of, void
 /* The first session of the process (for the process-wide compute marks). */
 agx_pat *agx_pat_sessions(void);
 
+/* The public functions' work (src/api/api_pat.c raises their errors): start a session on
+ * comm, stop it, report on it. */
+int agx_pat_session_init(MPI_Comm comm);
+int agx_pat_session_finalize(MPI_Comm comm);
+int agx_pat_session_info(MPI_Comm comm, agx_pat_info *info);
+
 /* ---- epoch.c ---- */
+/* The public compute marks' work (agx_pat_compute_begin / progress / end). */
+int agx_pat_session_compute_begin(void);
+int agx_pat_session_progress(double fraction);
+int agx_pat_session_compute_end(void);
 void agx_pat_epoch_cancel(agx_pat *s);
 void agx_pat_end_compute(agx_pat *s);
 /* The monitor thread's work for the epoch just posted: exchange, plan, background. */

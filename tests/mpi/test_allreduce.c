@@ -222,8 +222,9 @@ static void one(unsigned seed, const char *alg, int c, int count, int in_place)
 
 /* dissemination_node, dissemination_shm (the regions share memory here: one machine) and
  * dissemination_radix across emulated regions (AGX_REGION_SIZE on a duplicate; regions
- * are fixed at a communicator's first call), with the default lane size and 8 bytes
- * per lane (several lanes from 2 elements on). */
+ * are fixed at a communicator's first call, as are the parameters: one communicator per
+ * setting), with the default lane size and 8 bytes per lane (several lanes from 2
+ * elements on). */
 static void node_cases(unsigned seed, int quick)
 {
     static const int cases[] = {C_INT_SUM, C_VEC_SUM, C_UNS_BXOR, C_2INT_MINLOC, C_DBL_SUM};
@@ -232,25 +233,26 @@ static void node_cases(unsigned seed, int quick)
         char v[16];
         snprintf(v, sizeof v, "%d", rs);
         setenv("AGX_REGION_SIZE", v, 1);
-        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
         for (int lb = 0; lb < 5; lb++) { /* node, shm: default lanes, 8 bytes per lane; radix */
             const char *alg = lb < 2 ? "dissemination_node" : lb < 4 ? "dissemination_shm" : "dissemination_radix";
-            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, alg);
             if (lb == 1 || lb == 3)
                 setenv("AGX_AR_LANE_BYTES", "8", 1);
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* reads the parameter at its first call */
+            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, alg);
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
                 for (int k = 0; k < ncounts; k++)
                     one(seed + (unsigned)(rs * 100 + lb * 50 + k), alg, cases[c], counts[k], k % 2);
+            MPI_Comm_free(&comm);
             unsetenv("AGX_AR_LANE_BYTES");
         }
         if (size / rs >= 2) { /* the default across regions: radix below 8 KiB, shm above, where exact */
-            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "auto");
+            MPI_Comm_dup(MPI_COMM_WORLD, &comm);
             one(seed, "dissemination_radix", C_INT_SUM, 1500, 0);
             one(seed, "dissemination_shm", C_INT_SUM, 2048, 1);
             one(seed, "recursive_doubling", C_DBL_SUM, 7, 1);
             one(seed, size > 1 ? "rabenseifner" : "recursive_doubling", C_DBL_SUM, 1500, 0);
+            MPI_Comm_free(&comm);
         }
-        MPI_Comm_free(&comm);
         unsetenv("AGX_REGION_SIZE");
     }
     comm = MPI_COMM_WORLD;

@@ -102,6 +102,10 @@ static void fill(unsigned char *b, size_t n, unsigned *s)
         b[i] = (unsigned char)mt_rand(s);
 }
 
+/* The communicator the cases run on (MPI_COMM_WORLD, or a fresh one for environment
+ * settings, which a communicator reads at its first alltoallv). */
+static MPI_Comm tcomm;
+
 /* One call of alg against the reference; returns 1 when equal (and counts match). */
 static int run_case(const char *alg, const int *C, const mt_dtcase *dt, int inplace, unsigned seed)
 {
@@ -118,14 +122,14 @@ static int run_case(const char *alg, const int *C, const mt_dtcase *dt, int inpl
     memcpy(ref, rbuf, rb);
     agx_stats_reset();
     int e1 = PMPI_Alltoallv(inplace ? MPI_IN_PLACE : sbuf, sc, sd, dt->stype, ref, rc, rd, dt->rtype,
-                            MPI_COMM_WORLD);
+                            tcomm);
     int e2 = agx_alltoallv(inplace ? MPI_IN_PLACE : sbuf, sc, sd, dt->stype, rbuf, rc, rd, dt->rtype,
-                           MPI_COMM_WORLD);
+                           tcomm);
     agx_stats st;
     agx_stats_get(&st);
     long long msgs = (long long)(st.msgs_local + st.msgs_nonlocal);
     const char *ran;
-    agx_comm_last_algorithm(MPI_COMM_WORLD, AGX_OP_ALLTOALLV, &ran);
+    agx_comm_last_algorithm(tcomm, AGX_OP_ALLTOALLV, &ran);
     int ok = e1 == MPI_SUCCESS && e2 == MPI_SUCCESS && !memcmp(rbuf, ref, rb);
     int cnt_ok = !strcmp(ran, "native") || msgs == expected_msgs(ran, C);
     if (!ok || !cnt_ok)
@@ -203,6 +207,7 @@ int main(int argc, char **argv)
     setenv("AGX_REGION_SIZE", "3", 0); /* tam over several regions on one node */
     mt_start(&argc, &argv, &run);
     rank = run.rank, p = run.size;
+    tcomm = MPI_COMM_WORLD;
     agx_stats_enable(1);
     int *reg = malloc(sizeof(int) * (size_t)p), *C = malloc(sizeof(int) * (size_t)p * p);
     agx_comm_regions(MPI_COMM_WORLD, reg);
@@ -248,15 +253,19 @@ int main(int argc, char **argv)
     /* throttle and send mode: every value on every pattern, for the throttled kernels */
     const char *thr[] = {"1", "2", "32", "0"}, *thk[] = {"spread_out", "balanced", "tam"};
     for (int a = 0; a < 3; a++)
-        for (int t = 0; t < 4; t++)
+        for (int t = 0; t < 4; t++) {
+            setenv("AGX_ALLTOALLV_THROTTLE", thr[t], 1);
+            setenv("AGX_ALLTOALLV_SYNC", t % 2 ? "isend" : "issend", 1);
+            MPI_Comm_dup(MPI_COMM_WORLD, &tcomm); /* reads them at its first call */
+            agx_comm_set_algorithm(tcomm, AGX_OP_ALLTOALLV, thk[a]);
             for (int k = 0; k < npat; k++) {
-                setenv("AGX_ALLTOALLV_THROTTLE", thr[t], 1);
-                setenv("AGX_ALLTOALLV_SYNC", t % 2 ? "isend" : "issend", 1);
-                agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLTOALLV, thk[a]);
                 make_counts(&pats[k], 7, ++seed, 0, C);
                 CHECK(run_case(thk[a], C, &dts[0], 0, seed), "%s throttle %s %s |R|=%d seed %u", thk[a], thr[t],
                       pats[k].name, pats[k].nrecv, seed);
             }
+            MPI_Comm_free(&tcomm);
+            tcomm = MPI_COMM_WORLD;
+        }
     unsetenv("AGX_ALLTOALLV_THROTTLE");
     unsetenv("AGX_ALLTOALLV_SYNC");
     /* the pattern-aware choice */

@@ -63,6 +63,16 @@ static int one(const mt_dtcase *dt, const int *counts, int allgather, int inplac
     return ok;
 }
 
+/* A new communicator for comm, forced to shm_notify: the environment's AGX_SHM_BLOCK is read
+ * with a communicator's choice state, at its first call. */
+static void fresh_comm(void)
+{
+    MPI_Comm_free(&comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    agx_comm_set_algorithm(comm, AGX_OP_ALLGATHER, "shm_notify");
+    agx_comm_set_algorithm(comm, AGX_OP_ALLGATHERV, "shm_notify");
+}
+
 static int ran_expected(void)
 {
     const char *name;
@@ -76,8 +86,10 @@ static void differential(const mt_dtcase *dts, unsigned seed, int quick)
     int *counts = malloc(sizeof(int) * (size_t)size);
     unsigned rs = seed;
     for (int blk = 0; blk < 2; blk++) {
-        if (blk)
+        if (blk) {
             setenv("AGX_SHM_BLOCK", "64", 1);
+            fresh_comm();
+        }
         for (int d = 0; d < ND; d++)
             for (int t = 0; t < MT_NDTCASES; t++)
                 for (int c = 0; c < 5; c++)
@@ -93,6 +105,7 @@ static void differential(const mt_dtcase *dts, unsigned seed, int quick)
                     }
         unsetenv("AGX_SHM_BLOCK");
     }
+    fresh_comm();
     free(counts);
 }
 
@@ -117,6 +130,7 @@ static void counters(int r, unsigned seed)
     mt_dtcase dt = {"MPI_INT", MPI_INT, 1, MPI_INT};
     make_counts(D_RANDOM, 100, &rs, counts);
     setenv("AGX_SHM_BLOCK", "64", 1);
+    fresh_comm();
     long long blocks = 0;
     for (int i = 0; i < size; i++)
         blocks += (counts[i] * 4LL + 63) / 64;

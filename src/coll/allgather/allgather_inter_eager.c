@@ -1,6 +1,6 @@
 /*
  * Eager intergroup allgather / allgatherv: blocks of at most AGX_IG_EAGER (32) bytes ride
- * on the call's agreement (src/core/intergroup.c), the one allgather of a record per
+ * on the call's agreement (allgather_ig_groups.c), the one allgather of a record per
  * process over both groups that every intergroup call makes anyway: after it each process
  * holds every block, so the call needs no further message.
  *
@@ -13,10 +13,7 @@
  * records), against KangTraff19's (p/q + log p) alpha for `segmented`: the latency-bound
  * regime, where moving 64 B instead of k <= 32 B costs nothing.
  */
-#include "agx_internal.h"
-
-int agx_allgather_inter_segmented(const agx_args *a);
-int agx_allgather_inter_segmented_v(const agx_args *a);
+#include "coll_allgather.h"
 
 int agx_allgather_inter_eager(const agx_args *a)
 {
@@ -24,7 +21,6 @@ int agx_allgather_inter_eager(const agx_args *a)
         agx_ig_eager_copy(a);
         return MPI_SUCCESS;
     }
-    const char *other = a->op == AGX_OP_ALLGATHER ? "segmented" : "segmented_v";
-    a->ctx->last[a->op] = agx_alg_find(a->op, a->kind, other);
-    return a->op == AGX_OP_ALLGATHER ? agx_allgather_inter_segmented(a) : agx_allgather_inter_segmented_v(a);
+    return agx_run_instead(a, a->op == AGX_OP_ALLGATHER ? agx_allgather_inter_segmented
+                                                        : agx_allgather_inter_segmented_v);
 }

@@ -4,7 +4,7 @@
  * from the two groups (MPI_Intercomm_create; unavailable where the MPI lacks it, e.g.
  * SimGrid SMPI). Production libraries use root gathering (KangTraff19, Eq. 2).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_inter_native(const agx_args *a)
 {

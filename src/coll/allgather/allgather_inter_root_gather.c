@@ -13,7 +13,7 @@
  * (2 + 2 log p + log q).ts + (max((p-1) kA, (q-1) kB) + 3 p kA + 3 q kB).tw.
  * Memory requirements: the whole local message at the root, the whole remote message.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
  * Memory requirements: the packed remote message when the receive layout is not packed
  * (derived type or displacements with gaps); the packed own block for a derived type.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_inter_segmented(const agx_args *a)
 {

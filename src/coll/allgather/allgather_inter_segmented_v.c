@@ -16,7 +16,7 @@
  * start-ups: log(p) + log(q) for the reductions, the exchange, log(p) for the allgatherv.
  * Memory requirements: as `segmented`, plus O(p + q) integers for the plans.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_inter_segmented_v(const agx_args *a)
 {

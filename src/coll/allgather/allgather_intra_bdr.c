@@ -19,11 +19,10 @@
  * the receive buffer is known are staged (at most p-1 blocks).
  */
 #include "bdr.h"
+#include "coll_allgather.h"
 #include "pat.h"
 
 #include <stdlib.h>
-
-int agx_allgather_intra_ring(const agx_args *a);
 
 static int plan(agx_pat *s, const double *arrival, double tau)
 {

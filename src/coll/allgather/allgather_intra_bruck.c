@@ -9,7 +9,7 @@
  * Cost = ceil(log2 p).alpha + n.((p-1)/p).beta   (Bienz, Eq. 3: log2(p).alpha + (b-1).beta)
  * Memory requirements: none beyond the receive buffer.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_bruck(const agx_args *a)
 {

@@ -19,6 +19,7 @@
  * Memory requirements: rank 0 stages blocks that arrive before its own call.
  */
 #include "bdr.h"
+#include "coll_allgather.h"
 #include "pat.h"
 
 #include <stdlib.h>
@@ -26,8 +27,6 @@
 
 /* BSLB: bytes of the first (ready-signal) segment. */
 #define SHORT_BYTES 256
-
-int agx_allgather_intra_gather_bcast(const agx_args *a);
 
 /* The non-roots by predicted arrival. */
 static int plan(agx_pat *s, const double *arrival, double tau)

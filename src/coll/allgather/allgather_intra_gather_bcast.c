@@ -8,7 +8,7 @@
  *      + ceil(log2 p).(alpha + n.beta) for the broadcast.
  * Memory requirements: p request handles and statuses at the root.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_gather_bcast(const agx_args *a)
 {

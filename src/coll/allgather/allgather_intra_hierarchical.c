@@ -8,7 +8,7 @@
  * Cost = (p_l - 1).alpha_l + ceil(log2 r).alpha + ((r-1)/r) b.beta + ceil(log2 p_l).(alpha_l + b.beta_l)
  * Memory requirements: the plan and the permuted layout (O(p)).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_hierarchical(const agx_args *a)
 {

@@ -13,10 +13,10 @@
  * Messages per rank: sum over rounds of #{j < k : jD < p}; blocks per rank: p - 1.
  * Memory requirements: none beyond the receive buffer.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_kbruck(const agx_args *a)
 {
-    int k, rc = agx_alg_param(a, "radix", &k);
+    int k, rc = agx_alg_param(a, 0 /* radix */, &k);
     return rc != MPI_SUCCESS ? rc : agx_run_flat(a, agx_build_kbruck, k);
 }

@@ -21,7 +21,7 @@
  * src/patterns/model.c.
  * Memory requirements: the plan (O(log p) operations) and the permuted layout (O(p)).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_loc_bruck(const agx_args *a)
 {

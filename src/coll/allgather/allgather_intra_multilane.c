@@ -27,10 +27,10 @@
  * round.
  * Memory requirements: the plan (O(p_l L + F L) operations) and the permuted layout (O(p)).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_multilane(const agx_args *a)
 {
-    int f, rc = agx_alg_param(a, "fanout", &f);
+    int f, rc = agx_alg_param(a, 0 /* fanout */, &f);
     return rc != MPI_SUCCESS ? rc : agx_run_locality(a, agx_order_regions, agx_build_multilane, f);
 }

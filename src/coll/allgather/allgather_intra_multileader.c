@@ -13,10 +13,10 @@
  * Cost = ceil(log2 r).alpha + ((r-1)/r)(b/nl).beta + (ceil(log2 nl) + ceil(log2(p_l/nl)) + 1).alpha_l + ...
  * Memory requirements: the plan and the permuted layout (O(p)).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_multileader(const agx_args *a)
 {
-    int nl, rc = agx_alg_param(a, "leaders", &nl);
+    int nl, rc = agx_alg_param(a, 0 /* leaders */, &nl);
     return rc != MPI_SUCCESS ? rc : agx_run_locality(a, agx_order_multileader, agx_build_multileader, nl);
 }

@@ -13,7 +13,7 @@
  * match) moves nothing and returns at once: MPICH rejects such a call when its buffers
  * alias, which agx's own algorithms (and the MPI standard, for no data) do not.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_native(const agx_args *a)
 {

@@ -8,7 +8,7 @@
  * Cost = (p/2).alpha + n.((p-1)/p).beta
  * Memory requirements: none beyond the receive buffer.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_neighbor_exchange(const agx_args *a)
 {

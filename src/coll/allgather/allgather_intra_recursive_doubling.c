@@ -10,7 +10,7 @@
  * message of one block and one of (p-1) blocks on the critical path.
  * Memory requirements: none beyond the receive buffer.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_recursive_doubling(const agx_args *a)
 {

@@ -7,7 +7,7 @@
  * allgatherv the slowest step bounds each round: sum over steps of the largest block).
  * Memory requirements: none beyond the receive buffer.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_ring(const agx_args *a)
 {

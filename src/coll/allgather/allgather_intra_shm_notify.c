@@ -29,7 +29,7 @@
  * Needs more than one region and regions whose ranks share memory with RMA between them
  * (agx_shm_notify_violation); otherwise the default rule runs.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 #include "notify.h"
 #include "shm_blocks.h"
 
@@ -203,7 +203,7 @@ int agx_allgather_intra_shm_notify(const agx_args *a)
     layout l;
     long long *pend;
     int B, rc;
-    if ((rc = agx_alg_param(a, "block", &B)) != MPI_SUCCESS || (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS ||
+    if ((rc = agx_alg_param(a, 0 /* block */, &B)) != MPI_SUCCESS || (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS ||
         (rc = tables(a, R, B, &l, &s, &pend)) != MPI_SUCCESS)
         return rc;
     size_t doff = agx_ntf_data_offset(s.total);

@@ -12,7 +12,7 @@
  * Cost = ceil(log2 p).alpha + n.((p-1)/p).beta
  * Memory requirements: none beyond the receive buffer (one datatype per message).
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 int agx_allgather_intra_sparbit(const agx_args *a)
 {

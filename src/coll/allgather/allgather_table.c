@@ -5,34 +5,11 @@
  * Adding an algorithm = its file under src/coll/allgather/ + one row here.
  * Citations are keys of docs/REFERENCES.md.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 #include "pat.h"
 
 #define AG (1u << AGX_OP_ALLGATHER)
 #define AGV (1u << AGX_OP_ALLGATHERV)
-
-int agx_allgather_intra_native(const agx_args *a);
-int agx_allgather_intra_ring(const agx_args *a);
-int agx_allgather_intra_bruck(const agx_args *a);
-int agx_allgather_intra_kbruck(const agx_args *a);
-int agx_allgather_intra_sparbit(const agx_args *a);
-int agx_allgather_intra_recursive_doubling(const agx_args *a);
-int agx_allgather_intra_neighbor_exchange(const agx_args *a);
-int agx_allgather_intra_gather_bcast(const agx_args *a);
-int agx_allgather_intra_loc_bruck(const agx_args *a);
-int agx_allgather_intra_hierarchical(const agx_args *a);
-int agx_allgather_intra_multileader(const agx_args *a);
-int agx_allgather_intra_multilane(const agx_args *a);
-int agx_allgather_intra_shm_notify(const agx_args *a);
-const char *agx_shm_notify_violation(const agx_args *a, int *told);
-int agx_allgather_intra_bdr(const agx_args *a);
-int agx_allgather_intra_bslb(const agx_args *a);
-int agx_allgather_inter_native(const agx_args *a);
-int agx_allgather_inter_root_gather(const agx_args *a);
-int agx_allgather_inter_segmented(const agx_args *a);
-int agx_allgather_inter_segmented_v(const agx_args *a);
-int agx_allgather_inter_eager(const agx_args *a);
-extern const struct agx_pat_alg agx_bdr_pat, agx_bslb_pat;
 
 static const agx_alg intra[] = {
     {.name = "native", .fn = agx_allgather_intra_native, .ops = AG | AGV,

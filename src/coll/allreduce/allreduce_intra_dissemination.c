@@ -14,7 +14,7 @@
  * types, predefined ops) give every rank the same bits: others fall back to
  * recursive_doubling (docs/algorithms.md).
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_intra_dissemination(const agx_args *a)
 {

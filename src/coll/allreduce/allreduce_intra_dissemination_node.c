@@ -23,7 +23,7 @@
  * each node, so it needs an exact reduction (else recursive_doubling). Regions larger
  * than AGX_AR_NODE_MAX ranks (the schedule's buffer numbering) run plain dissemination.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 #define AGX_AR_NODE_MAX 200
 
@@ -36,7 +36,7 @@ int agx_allreduce_intra_dissemination_node(const agx_args *a)
     long long n = agx_ar_nelems(&a->u.ar);
     if (rc != MPI_SUCCESS || a->p == 1 || n == 0)
         return rc;
-    if ((rc = agx_alg_param(a, "lane_bytes", &lane_bytes)) != MPI_SUCCESS ||
+    if ((rc = agx_alg_param(a, 0 /* lane_bytes */, &lane_bytes)) != MPI_SUCCESS ||
         (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
         return rc;
     if (R->max_size > AGX_AR_NODE_MAX)

@@ -21,7 +21,7 @@
  * (the restriction and fallback of dissemination). Regions of more than 120 ranks run
  * plain dissemination.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 #define RADIX_MAX 64
 #define REGION_MAX 120

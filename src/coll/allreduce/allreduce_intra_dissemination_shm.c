@@ -29,11 +29,9 @@
  * the vector's bytes); otherwise, or where the regions do not share memory (SimGrid SMPI,
  * regions spanning nodes), it runs dissemination_node.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 #include <string.h>
-
-int agx_allreduce_intra_dissemination_node(const agx_args *a);
 
 /* Step 3: dissemination among the lanes j (every region's rank j), in place on `block`. */
 static int lane_allreduce(const agx_args *a, const agx_shm *m, void *block, int count)
@@ -59,7 +57,7 @@ int agx_allreduce_intra_dissemination_shm(const agx_args *a)
     MPI_Type_get_true_extent(g->type, &tlb, &textent);
     if (a->p == 1 || g->count == 0 || !agx_type_is_dense(g->type))
         return agx_allreduce_intra_dissemination_node(a);
-    if ((rc = agx_alg_param(a, "lane_bytes", &lane_bytes)) != MPI_SUCCESS ||
+    if ((rc = agx_alg_param(a, 0 /* lane_bytes */, &lane_bytes)) != MPI_SUCCESS ||
         (rc = agx_ctx_regions(a->ctx, &R)) != MPI_SUCCESS)
         return rc;
     size_t span = (size_t)(textent + (MPI_Aint)(g->count - 1) * extent), slot = (span + 63) & ~(size_t)63;

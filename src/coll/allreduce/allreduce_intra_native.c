@@ -5,7 +5,7 @@
  * Cost: the library's choice (Open MPI 4.1 tuned: recursive doubling, ring, segmented
  * ring, Rabenseifner by size; MPICH 4: recursive doubling below 2 KiB, Rabenseifner above).
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_native(const agx_args *a)
 {

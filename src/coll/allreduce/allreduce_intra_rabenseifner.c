@@ -10,7 +10,7 @@
  * Order: each block reduced once (a fixed tree) and copied: the same bits on every rank;
  * halving interleaves the ranks, so commutative ops only.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_intra_rabenseifner(const agx_args *a)
 {

@@ -8,7 +8,7 @@
  * Order: a fixed tree over the ranks in rank order, the same on every rank, so the same
  * bits everywhere, and non-commutative ops are reduced correctly.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_intra_recursive_doubling(const agx_args *a)
 {

@@ -7,7 +7,7 @@
  * Cost: 2 ceil(log2 p) rounds of n bytes. Order: rank order, one tree: the same bits on
  * every rank, non-commutative ops too.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_intra_reduce_bcast(const agx_args *a)
 {

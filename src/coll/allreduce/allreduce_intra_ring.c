@@ -8,7 +8,7 @@
  * is reduced once, in the cyclic order c, c+1, .., c-1, then copied: the same bits on
  * every rank; commutative ops only.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 int agx_allreduce_intra_ring(const agx_args *a)
 {

@@ -16,7 +16,7 @@
  * (one 16-byte allreduce), so a rank that runs out of memory fails the call on every rank
  * instead of leaving them waiting, and a repeated call pays no allocation.
  */
-#include "allreduce_run.h"
+#include "coll_allreduce.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -2,21 +2,11 @@
  * agx_allreduce's algorithms. Adding an algorithm = its file under src/coll/allreduce/ +
  * one row here. Citations are keys of docs/REFERENCES.md.
  */
-#include "agx_internal.h"
+#include "coll_allreduce.h"
 
 #include <stddef.h>
 
 #define AR (1u << AGX_OP_ALLREDUCE)
-
-int agx_allreduce_native(const agx_args *a);
-int agx_allreduce_intra_dissemination(const agx_args *a);
-int agx_allreduce_intra_dissemination_node(const agx_args *a);
-int agx_allreduce_intra_dissemination_radix(const agx_args *a);
-int agx_allreduce_intra_dissemination_shm(const agx_args *a);
-int agx_allreduce_intra_recursive_doubling(const agx_args *a);
-int agx_allreduce_intra_reduce_bcast(const agx_args *a);
-int agx_allreduce_intra_ring(const agx_args *a);
-int agx_allreduce_intra_rabenseifner(const agx_args *a);
 
 /* Every algorithm but native: only (type, op) pairs of MPI's table whose answer agx's
  * algorithms are tested to give (tests/mpi/test_typeops.c); the rest runs native. */

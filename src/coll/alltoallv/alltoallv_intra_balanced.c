@@ -9,7 +9,7 @@
  * Cost: (p - 1) ts + k tw at a receiver; straggler delay near zero for |R| <= p/2 (Sec.
  * III-B, Eq. 5: P(first delay) < 2e-6 at sigma = mu / 8).
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_intra_balanced(const agx_args *a)
 {

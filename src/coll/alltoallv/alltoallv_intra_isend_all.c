@@ -4,7 +4,7 @@
  * Sec. IV-A's "request contention at senders" when it repeats in a loop.
  * Cost: one round, (p - 1) ts + k tw at a receiver of k bytes from p - 1 senders.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_intra_isend_all(const agx_args *a)
 {

@@ -5,7 +5,7 @@
  * Cost: one round; a receiver of m senders has m requests in flight, so under contention
  * (|R| << p) t = (p - 1) ts + k tw plus the straggler and request-queue costs of Sec. III.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_intra_issend_all(const agx_args *a)
 {

@@ -4,7 +4,7 @@
  * Cost: the library's choice (Open MPI 4.1: pairwise or linear; MPICH: scattered, i.e.
  * spread-out throttled by MPIR_CVAR_ALLTOALL_THROTTLE, or pairwise).
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_native(const agx_args *a)
 {

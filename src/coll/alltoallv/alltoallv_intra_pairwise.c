@@ -6,7 +6,7 @@
  * Cost: (p - 1) ts + k tw (S = R = P); in all-to-many every step waits on its one
  * partner, so the straggler delays add up over steps.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_intra_pairwise(const agx_args *a)
 {

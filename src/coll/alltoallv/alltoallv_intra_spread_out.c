@@ -7,7 +7,7 @@
  * above the last receiver all start on it: expected straggler delay (p - 1) sigma /
  * sqrt(2 pi) (Sec. III-B, Eq. 4).
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 int agx_alltoallv_intra_spread_out(const agx_args *a)
 {

@@ -18,7 +18,7 @@
  * Cost: intra-region 2 (p_l - 1) + p_l messages; across regions r - 1 per aggregator, with
  * the region's whole volume: (r - 1) ts + (bytes region a sends out) tw at aggregator a.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,62 @@
  * the call's two layouts: buffer AGX_A2A_SEND is the send layout, AGX_A2A_RECV the
  * receive layout. Built per call (O(p)): the non-empty pairs change from call to call.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static void state_free(void *p)
+{
+    agx_a2a_state *st = p;
+    if (st->pattern)
+        agx_a2a_pattern_free(st->pattern);
+    free(st->pattern);
+    free(st);
+}
+
+/* The communicator's alltoallv state, made at its first alltoallv (or two-phase write):
+ * AGX_ALLTOALLV_THROTTLE and AGX_ALLTOALLV_SYNC are read then, once. */
+static int state_of(agx_ctx *ctx, agx_a2a_state **out)
+{
+    agx_a2a_state *st = agx_ctx_slot(ctx, AGX_SLOT_A2A);
+    if (!st) {
+        if (!(st = calloc(1, sizeof *st)))
+            return agx_error(MPI_ERR_NO_MEM, "out of memory for the alltoallv state");
+        long long v = 32;
+        const char *s = getenv("AGX_ALLTOALLV_THROTTLE");
+        if (agx_env_int("AGX_ALLTOALLV_THROTTLE", 0, INT_MAX, &v) < 0)
+            snprintf(st->bad, sizeof st->bad, "AGX_ALLTOALLV_THROTTLE=%.40s: expected an integer >= 0 (receives "
+                     "per round; 0: no throttling)", s);
+        st->throttle = (int)v;
+        s = getenv("AGX_ALLTOALLV_SYNC");
+        st->send_flags = AGX_SOP_SYNC;
+        if (s && *s && strcasecmp(s, "issend")) {
+            if (strcasecmp(s, "isend") && !st->bad[0])
+                snprintf(st->bad, sizeof st->bad, "AGX_ALLTOALLV_SYNC=%.40s: expected issend or isend", s);
+            st->send_flags = 0;
+        }
+        agx_ctx_attach(ctx, AGX_SLOT_A2A, st, state_free);
+    }
+    *out = st;
+    return MPI_SUCCESS;
+}
+
+int agx_a2a_env(agx_ctx *ctx, agx_a2a_args *g)
+{
+    agx_a2a_state *st = NULL;
+    int rc = state_of(ctx, &st);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (st->bad[0])
+        return agx_error(MPI_ERR_ARG, "%s", st->bad);
+    g->throttle = st->throttle;
+    g->send_flags = st->send_flags;
+    return MPI_SUCCESS;
+}
 
 int agx_a2a_run(const agx_args *a, agx_a2a_kernel kernel, int throttle, unsigned send_flags)
 {

@@ -3,17 +3,9 @@
  * own. Adding an algorithm = its file under src/coll/alltoallv/ + one row here.
  * Citations are keys of docs/REFERENCES.md.
  */
-#include "agx_internal.h"
+#include "coll_alltoallv.h"
 
 #define A2AV (1u << AGX_OP_ALLTOALLV)
-
-int agx_alltoallv_native(const agx_args *a);
-int agx_alltoallv_intra_issend_all(const agx_args *a);
-int agx_alltoallv_intra_isend_all(const agx_args *a);
-int agx_alltoallv_intra_spread_out(const agx_args *a);
-int agx_alltoallv_intra_balanced(const agx_args *a);
-int agx_alltoallv_intra_pairwise(const agx_args *a);
-int agx_alltoallv_intra_tam(const agx_args *a);
 
 static const agx_alg intra[] = {
     {.name = "native", .fn = agx_alltoallv_native, .ops = A2AV,

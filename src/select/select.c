@@ -10,7 +10,7 @@
  * fallback (or the default) under the communicator's AGX_FALLBACK policy; a rules-file
  * row that cannot run gives way to the default. docs/algorithms.md gives the rules.
  */
-#include "agx_internal.h"
+#include "select.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,23 +23,21 @@ int agx_select_rule(const agx_args *a)
     for (int i = 0; i < t->nrules; i++) {
         const agx_rule *r = &t->rules[i];
         if (agx_rule_holds(r, a)) {
-            int idx = agx_alg_find(a->op, a->kind, r->alg);
+            int idx = agx_rule_alg(a->op, a->kind, i);
             if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;
         }
     }
-    return agx_alg_find(a->op, a->kind, "native");
+    return agx_rule_alg(a->op, a->kind, -1);
 }
 
 /* AGX_VERBOSE=1: each distinct (operation, communicator, size class, choice) once, on
  * the communicator's rank 0, with why it was chosen. */
 static int verbose_on(void)
 {
-    static int on = -1;
-    if (on < 0) {
-        const char *e = getenv("AGX_VERBOSE");
-        on = e && *e && strcmp(e, "0");
-    }
+    static int on = -1; /* once per process */
+    if (on < 0)
+        on = agx_env_flag("AGX_VERBOSE");
     return on;
 }
 
@@ -48,21 +46,22 @@ static void verbose(const agx_args *a, int idx, const char *why, const char *det
     if (!verbose_on() || a->rank != 0)
         return;
     agx_ctx *ctx = a->ctx;
+    agx_sel *sel = a->sel;
     int cls = 0;
     while (cls < 62 && (1LL << cls) <= a->msg_bytes)
         cls++; /* msg_bytes in [2^(cls-1), 2^cls) */
     long long key = ((((long long)a->op * AGX_KIND_LAST + a->kind) * 64 + cls) << 16) + idx;
-    for (int i = 0; i < ctx->nvseen; i++)
-        if (ctx->vseen[i] == key)
+    for (int i = 0; i < sel->nvseen; i++)
+        if (sel->vseen[i] == key)
             return;
-    if (ctx->nvseen == (int)(sizeof ctx->vseen / sizeof ctx->vseen[0]))
+    if (sel->nvseen == (int)(sizeof sel->vseen / sizeof sel->vseen[0]))
         return; /* enough said about this communicator */
-    ctx->vseen[ctx->nvseen++] = key;
+    sel->vseen[sel->nvseen++] = key;
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     MPI_Comm_get_name(ctx->user, name, &len);
     const agx_alg *alg = agx_alg_at(a->op, a->kind, idx);
-    fprintf(stderr, "agx: %s on %s%s%d ranks (%s), %lld B (class < %lld B): %s (%s%s)\n", agx_op_name(a->op),
+    fprintf(stderr, "agx: %s on %s%s%d ranks (%s), %lld B (class < %lld B): %s (%s%s)\n", agx_op_get(a->op)->name,
             len ? name : "a communicator", len ? ", " : " of ", a->p, a->kind == AGX_KIND_INTER ? "inter" : "intra",
             a->msg_bytes, 1LL << cls, alg ? alg->name : "?", why, detail ? detail : "");
 }
@@ -71,11 +70,11 @@ static void verbose(const agx_args *a, int idx, const char *why, const char *det
  * size-ranged form whose range holds and whose name this table has; -1: none. */
 static int env_choice(const agx_args *a)
 {
-    const agx_ctx *ctx = a->ctx;
-    if (ctx->env_forced[a->kind][a->op] >= 0)
-        return ctx->env_forced[a->kind][a->op];
-    for (int i = 0; i < ctx->env_n[a->op]; i++) {
-        const agx_rule *r = &ctx->env_rules[a->op][i];
+    const agx_sel *sel = a->sel;
+    if (sel->env_forced[a->kind][a->op] >= 0)
+        return sel->env_forced[a->kind][a->op];
+    for (int i = 0; i < sel->env_n[a->op]; i++) {
+        const agx_rule *r = &sel->env_rules[a->op][i];
         if (r->kidx[a->kind] >= 0 && agx_span_holds(r->bytes, a->msg_bytes))
             return r->kidx[a->kind];
     }
@@ -87,8 +86,7 @@ static int env_choice(const agx_args *a)
  * the same size; a call with a pattern (alltoallv) is matched afresh. */
 static const agx_rule *file_row(const agx_args *a)
 {
-    agx_ctx *ctx = a->ctx;
-    agx_file_memo *m = &ctx->file_memo[a->kind][a->op];
+    agx_file_memo *m = &a->sel->file_memo[a->kind][a->op];
     if (m->valid && m->bytes == a->msg_bytes && m->p == a->p && !a->pattern)
         return m->row;
     int n = 0;
@@ -106,7 +104,7 @@ static const agx_rule *file_row(const agx_args *a)
 /* The rules file's row for the call, when its algorithm can run here; else the default. */
 static int file_or_default(agx_args *a, int *index)
 {
-    const agx_rule *row = a->ctx->rules_on ? file_row(a) : NULL;
+    const agx_rule *row = a->sel->rules_on ? file_row(a) : NULL;
     if (!row) {
         *index = agx_select_rule(a);
         verbose(a, *index, "default rule", NULL);
@@ -137,6 +135,7 @@ static int file_or_default(agx_args *a, int *index)
 int agx_select(agx_args *a, int *index)
 {
     agx_ctx *ctx = a->ctx;
+    agx_sel *sel = a->sel;
     agx_op op = a->op;
     agx_kind kind = a->kind;
 
@@ -148,17 +147,17 @@ int agx_select(agx_args *a, int *index)
     const agx_regions *R;
     if (kind == AGX_KIND_INTRA && !ctx->reg && ctx->p > 1)
         (void)agx_ctx_regions(ctx, &R); /* a failure: the rules that need them do not hold */
-    if (ctx->env_bad[op] && ctx->forced[kind][op] < 0)
-        return agx_error(MPI_ERR_ARG, "%s", ctx->env_bad[op]);
-    if (ctx->fallback_policy < 0)
+    if (sel->env_bad[op] && sel->forced[kind][op] < 0)
+        return agx_error(MPI_ERR_ARG, "%s", sel->env_bad[op]);
+    if (sel->fallback < 0)
         return agx_error(MPI_ERR_ARG, "AGX_FALLBACK='%s' in the environment is none of error, warn, "
-                         "silent", getenv("AGX_FALLBACK") ? getenv("AGX_FALLBACK") : "");
-    int forced = ctx->forced[kind][op] >= 0 ? ctx->forced[kind][op] : env_choice(a);
-    if (ctx->rules_bad && forced < 0) /* the file would decide this call */
-        return agx_error(MPI_ERR_ARG, "%s", ctx->rules_bad);
+                         "silent", sel->fallback_text);
+    int forced = sel->forced[kind][op] >= 0 ? sel->forced[kind][op] : env_choice(a);
+    if (sel->rules_bad && forced < 0) /* the file would decide this call */
+        return agx_error(MPI_ERR_ARG, "%s", sel->rules_bad);
     if (forced < 0)
         return file_or_default(a, index);
-    const char *how = ctx->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
+    const char *how = sel->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
     const agx_alg *alg = agx_call_alg(a, forced);
     int told;
     const char *why = agx_alg_violation(alg, a, &told);
@@ -167,71 +166,21 @@ int agx_select(agx_args *a, int *index)
         verbose(a, *index, how, NULL);
         return MPI_SUCCESS;
     }
-    if (ctx->fallback_policy == AGX_FALLBACK_ERROR)
+    if (sel->fallback == AGX_FALLBACK_ERROR)
         return agx_error(MPI_ERR_ARG, "%s algorithm '%s' cannot run here (%s) and AGX_FALLBACK=error",
-                         agx_op_name(op), alg->name, why);
-    int fb = alg->fallback ? agx_alg_find(op, kind, alg->fallback) : -1;
+                         agx_op_get(op)->name, alg->name, why);
+    int fb = agx_fallback_of(op, kind, forced);
     if (fb < 0 || agx_alg_violation(agx_alg_at(op, kind, fb), a, NULL))
         fb = agx_select_rule(a);
     /* a restriction that was already explained once is not repeated */
-    if (ctx->fallback_policy == AGX_FALLBACK_WARN && !ctx->warned[kind][op] && a->rank == 0 && !told)
+    if (sel->fallback == AGX_FALLBACK_WARN && !sel->warned[kind][op] && a->rank == 0 && !told)
         fprintf(stderr, "agx: %s algorithm '%s' cannot run here (%s); using '%s'\n",
-                agx_op_name(op), alg->name, why, agx_alg_at(op, kind, fb)->name);
-    ctx->warned[kind][op] = 1;
+                agx_op_get(op)->name, alg->name, why, agx_alg_at(op, kind, fb)->name);
+    sel->warned[kind][op] = 1;
     *index = fb;
     char detail[256];
     if (verbose_on())
         snprintf(detail, sizeof detail, " chose '%s', which cannot run here: %s; the fallback runs", alg->name, why);
     verbose(a, *index, how, detail);
-    return MPI_SUCCESS;
-}
-
-int agx_comm_set_algorithm(MPI_Comm comm, agx_op op, const char *name)
-{
-    agx_ctx *ctx;
-    char names[512], inter_names[256];
-    int rc, idx[AGX_KIND_LAST];
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_comm_set_algorithm: MPI_COMM_NULL"));
-    if (!agx_op_name(op))
-        return agx_raise(comm, agx_error(MPI_ERR_ARG, "agx_comm_set_algorithm: invalid op %d", (int)op));
-    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    ctx->select_gen++;
-    if (!name || !strcasecmp(name, "auto")) {
-        for (int k = 0; k < AGX_KIND_LAST; k++)
-            ctx->forced[k][op] = -1;
-        return MPI_SUCCESS;
-    }
-    /* The name applies to every table that has it (agx_ctx_resolve). */
-    if (!agx_ctx_resolve(ctx, op, name, idx)) {
-        agx_alg_names(op, AGX_KIND_INTRA, names, sizeof names);
-        agx_alg_names(op, AGX_KIND_INTER, inter_names, sizeof inter_names);
-        if (ctx->kind == AGX_KIND_INTER)
-            rc = agx_error(MPI_ERR_ARG, "unknown inter-communicator %s algorithm '%s'; valid: %s",
-                           agx_op_name(op), name, inter_names);
-        else
-            rc = agx_error(MPI_ERR_ARG, "unknown %s algorithm '%s'; valid: %s (intergroup: %s)",
-                           agx_op_name(op), name, names, inter_names);
-        return agx_raise(comm, rc);
-    }
-    for (int k = 0; k < AGX_KIND_LAST; k++)
-        if (idx[k] >= 0)
-            ctx->forced[k][op] = idx[k];
-    return MPI_SUCCESS;
-}
-
-int agx_comm_last_algorithm(MPI_Comm comm, agx_op op, const char **name)
-{
-    agx_ctx *ctx;
-    int rc;
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_comm_last_algorithm: MPI_COMM_NULL"));
-    if (!agx_op_name(op) || !name)
-        return agx_raise(comm, agx_error(MPI_ERR_ARG, "agx_comm_last_algorithm: invalid argument"));
-    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    const agx_alg *alg = agx_alg_at(op, ctx->last_kind[op], ctx->last[op]);
-    *name = alg ? alg->name : "none";
     return MPI_SUCCESS;
 }

@@ -8,7 +8,7 @@
  * Everything a call needs is allocated by agx_ig_io_begin, before the agreement
  * (intergroup.c), so an allocation or packing failure on one process is seen by all.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * (every error names the file and line), agreed on per communicator. The format and
  * matching are in rules.c; docs/algorithms.md, "Rules files", is the user's reference.
  */
-#include "agx_internal.h"
+#include "select.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -111,6 +111,7 @@ static int params_of(json_t *obj, const agx_alg *alg, agx_rule *r, const char *p
                         alg->name, pm->min, pm->max, pm->desc), -1;
         if (r->nparams == AGX_MAX_PARAMS || !(r->pname[r->nparams] = strdup(key)))
             return fail("%s:%d: too many parameters", path, line), -1;
+        r->pidx[r->nparams] = i;
         r->pval[r->nparams++] = (int)json_integer_value(v);
     }
     return 0;
@@ -291,14 +292,16 @@ const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n)
     return F.rules[op][kind];
 }
 
-int agx_rules_agree(agx_ctx *ctx)
+int agx_rules_agree(agx_ctx *ctx, agx_sel *sel)
 {
     const char *path = getenv("AGX_TUNING_FILE");
     if (!path || !*path) /* the environment is the same everywhere (as for every AGX_ setting) */
         return MPI_SUCCESS;
     pthread_mutex_lock(&flock);
-    if (!F.tried)
+    if (!F.tried) {
         load();
+        agx_at_finalize(agx_rules_reset); /* the next MPI_Init (a test's) reads it again */
+    }
     int mine = F.err ? agx_error(F.missing ? MPI_ERR_NO_SUCH_FILE : MPI_ERR_ARG, "%s", F.err) : MPI_SUCCESS;
     long long v[2] = {(long long)(F.hash >> 1), -(long long)(F.hash >> 1)};
     pthread_mutex_unlock(&flock);
@@ -318,9 +321,9 @@ int agx_rules_agree(agx_ctx *ctx)
         char s[MPI_MAX_ERROR_STRING];
         int l = 0;
         agx_error_string(rc, s, &l); /* agx's own message (MPICH's MPI_Error_string may not give it) */
-        free(ctx->rules_bad);
-        ctx->rules_bad = strdup(strncmp(s, "agx: ", 5) ? s : s + 5); /* agx_error adds it again */
+        free(sel->rules_bad);
+        sel->rules_bad = strdup(strncmp(s, "agx: ", 5) ? s : s + 5); /* agx_error adds it again */
     }
-    ctx->rules_on = rc == MPI_SUCCESS;
+    sel->rules_on = rc == MPI_SUCCESS;
     return MPI_SUCCESS;
 }

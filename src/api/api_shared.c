@@ -6,7 +6,9 @@
  * between the nodes), the call runs agx's choice for agx_allgatherv into a private
  * buffer that the handle owns: the same contract, one copy more.
  */
-#include "agx_internal.h"
+#include "api.h"
+#include "coll_allgather.h"
+#include "notify.h"
 
 #include <stdlib.h>
 
@@ -49,8 +51,8 @@ static int shared_call(agx_args *a, const void **result, agx_shared_handle *h)
     const agx_alg *alg = agx_alg_at(a->op, AGX_KIND_INTRA, idx);
     if (!agx_alg_violation(alg, a, NULL)) {
         a->alg = alg;
-        a->ctx->last[a->op] = idx;
-        a->ctx->last_kind[a->op] = AGX_KIND_INTRA;
+        a->sel->last[a->op] = idx;
+        a->sel->last_kind[a->op] = AGX_KIND_INTRA;
         agx_hold *t;
         if ((rc = alg->fn(a)) != MPI_SUCCESS) /* the call completed everywhere: local from here */
             return rc;

@@ -1,5 +1,6 @@
 /*
- * Regions of a communicator and the runner of the locality-aware algorithms (Bienz).
+ * Regions of a communicator, its node map, and the cached schedules of the locality-aware
+ * builders (Bienz).
  *
  * Regions come from AGX_REGION_SIZE=n (consecutive blocks of n ranks) or
  * AGX_REGIONS=round_robin:n, else from MPI_COMM_TYPE_SHARED (one region per node). They
@@ -7,10 +8,34 @@
  * a locality-aware algorithm, or the counters' local/non-local split) and cached in the
  * context, as are the schedules (src/core/cache.c), which depend only on the regions.
  */
-#include "agx_internal.h"
+#include "core.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+int agx_node_map(MPI_Comm comm, int **node_of)
+{
+    MPI_Comm node;
+    int rc, rank, p;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &p);
+    int leader = rank, *map = malloc(sizeof(int) * (size_t)p);
+    if (!map)
+        return MPI_ERR_NO_MEM;
+    rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Bcast(&leader, 1, MPI_INT, 0, node);
+        MPI_Comm_free(&node);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather(&leader, 1, MPI_INT, map, 1, MPI_INT, comm);
+    if (rc != MPI_SUCCESS) {
+        free(map);
+        return rc;
+    }
+    *node_of = map;
+    return MPI_SUCCESS;
+}
 
 int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out)
 {
@@ -51,15 +76,6 @@ fn_exit:
     return rc;
 }
 
-void agx_ctx_free_locality(agx_ctx *ctx)
-{
-    if (ctx->reg) {
-        agx_regions_free(ctx->reg);
-        free(ctx->reg);
-        ctx->reg = NULL;
-    }
-}
-
 /* The virtual order and this rank's schedule of builder `fn`, cached per communicator
  * (the regions are fixed per communicator, so (builder, nl) is the whole shape). */
 int agx_locality_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, agx_locbuild_fn fn, int nl,
@@ -86,57 +102,4 @@ int agx_locality_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, a
     }
     *vorder = ord;
     return agx_cache_put(ctx, &key, &s, ord, out);
-}
-
-int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, int nl)
-{
-    const agx_regions *R;
-    const agx_sched *s;
-    const int *ord;
-    const agx_blocks *blk = &a->u.ag.blk;
-    int rc = agx_ctx_regions(a->ctx, &R);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if ((rc = agx_locality_sched(a->ctx, R, order, fn, nl, &s, &ord)) != MPI_SUCCESS)
-        return rc;
-    if ((rc = agx_copy_own_block(a)) != MPI_SUCCESS)
-        return rc;
-    /* the receive layout in the algorithm's virtual order (64-bit: displacements of a
-     * regular layout may pass an int) */
-    MPI_Aint *cnt = malloc(sizeof(MPI_Aint) * 2 * (size_t)a->p), *dsp = cnt + a->p;
-    if (!cnt)
-        return agx_error(MPI_ERR_NO_MEM, "out of memory for the permuted layout");
-    for (int v = 0; v < a->p; v++) {
-        cnt[v] = agx_blk_count(blk, ord[v]);
-        dsp[v] = agx_blk_displ(blk, ord[v]);
-    }
-    agx_blocks vblk = *blk;
-    vblk.counts = vblk.displs = NULL;
-    vblk.lcounts = cnt;
-    vblk.ldispls = dsp;
-    vblk.same_shape = blk->same_shape || !agx_blk_listed(blk);
-    agx_exec x;
-    agx_exec_of(a, &vblk, &x);
-    rc = agx_sched_run(&x, s);
-    free(cnt);
-    return rc;
-}
-
-int agx_comm_regions(MPI_Comm comm, int *region_of)
-{
-    agx_ctx *ctx;
-    const agx_regions *R;
-    int rc;
-    if (comm == MPI_COMM_NULL)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_comm_regions: MPI_COMM_NULL"));
-    if (!region_of)
-        return agx_raise(comm, agx_error(MPI_ERR_BUFFER, "agx_comm_regions: region_of is NULL"));
-    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    if (ctx->kind != AGX_KIND_INTRA)
-        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_comm_regions: needs an intra-communicator"));
-    if ((rc = agx_ctx_regions(ctx, &R)) != MPI_SUCCESS)
-        return agx_raise(comm, rc);
-    memcpy(region_of, R->region_of, sizeof(int) * (size_t)R->p);
-    return MPI_SUCCESS;
 }

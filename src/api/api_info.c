@@ -3,13 +3,65 @@
  * MPI_COMM_WORLD): version, MPI library, registry, regions, and the rules in force in the
  * order selection reads them (select.c): environment, rules file, built-in default.
  */
-#include "agx_internal.h"
+#include "api.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* A rule's conditions as text ("any" when it has none). */
+/* The i-th algorithm serving op, as the public listing counts them. */
+static int serves(const agx_alg *alg, agx_op op) { return (alg->ops >> op) & 1u; }
+
+static const agx_alg *nth(agx_op op, agx_kind kind, int i)
+{
+    agx_coll_install();
+    const agx_table *t = agx_table_of(op, kind);
+    for (int j = 0; t && j < t->n; j++)
+        if (serves(&t->algs[j], op) && i-- == 0)
+            return &t->algs[j];
+    return NULL;
+}
+
+const char *agx_op_name(agx_op op)
+{
+    agx_coll_install();
+    const agx_op_desc *d = agx_op_get(op);
+    return d ? d->name : NULL;
+}
+
+int agx_algorithm_count(agx_op op, agx_kind kind)
+{
+    int c = 0;
+    while (nth(op, kind, c))
+        c++;
+    return c;
+}
+
+int agx_algorithm_info(agx_op op, agx_kind kind, int i, const char **name, const char **desc)
+{
+    const agx_alg *a = nth(op, kind, i);
+    if (!a)
+        return MPI_ERR_ARG;
+    if (name)
+        *name = a->name;
+    if (desc)
+        *desc = a->desc;
+    return MPI_SUCCESS;
+}
+
+int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost, const char **cite)
+{
+    const agx_alg *a = nth(op, kind, i);
+    if (!a)
+        return MPI_ERR_ARG;
+    if (cost)
+        *cost = a->cost;
+    if (cite)
+        *cite = a->cite;
+    return MPI_SUCCESS;
+}
+
 static void conditions(const agx_rule *r, char *buf, size_t len)
 {
     static const char *const names[] = {"comm_size", "ppn", "nodes", "bytes"};
@@ -75,7 +127,7 @@ static void registry(FILE *out)
         }
 }
 
-static void rules(FILE *out, const agx_ctx *ctx)
+static void rules(FILE *out, const agx_sel *ctx)
 {
     fprintf(out, "rules in force, read in this order (first that speaks chooses):\n");
     for (int op = 0; op < AGX_OP_LAST; op++) {
@@ -116,11 +168,13 @@ static void rules(FILE *out, const agx_ctx *ctx)
 int agx_print_info(MPI_Comm comm, FILE *out)
 {
     agx_ctx *ctx;
+    agx_sel *sel;
     const agx_regions *R = NULL;
     int rc, inter = 0;
+    agx_coll_install();
     if (comm == MPI_COMM_NULL)
         return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_print_info: MPI_COMM_NULL"));
-    if ((rc = agx_ctx_get(comm, &ctx)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
+    if ((rc = agx_ctx_ready(comm, &ctx, &sel)) != MPI_SUCCESS)
         return agx_raise(comm, rc);
     MPI_Comm_test_inter(comm, &inter);
     if (!inter && (rc = agx_ctx_regions(ctx, &R)) != MPI_SUCCESS) /* collective */
@@ -144,6 +198,6 @@ int agx_print_info(MPI_Comm comm, FILE *out)
     else
         fprintf(out, " (inter-communicator)\n");
     registry(out);
-    rules(out, ctx);
+    rules(out, sel);
     return MPI_SUCCESS;
 }

@@ -1,10 +1,25 @@
 /*
- * The allreduce runner (allreduce_run.c), shared by the allreduce algorithms and the API
- * entry (src/core/api_allreduce.c).
+ * agx_allreduce: its tables (allreduce_table.c), its runner (allreduce_run.c, shared by
+ * the algorithms and the entry point src/api/api_allreduce.c) and one file per algorithm.
  */
-#ifndef AGX_ALLREDUCE_RUN_H
-#define AGX_ALLREDUCE_RUN_H
-#include "agx_internal.h"
+#ifndef AGX_COLL_ALLREDUCE_H
+#define AGX_COLL_ALLREDUCE_H
+#include "coll.h"
+
+extern const agx_table agx_allreduce_intra_table, agx_allreduce_inter_table;
+
+/* ---- the algorithms: one file each, allreduce_intra_<name>.c (the table's rows say what
+ * each does) ------------------------------------------------------------------------------- */
+int agx_allreduce_native(const agx_args *a);
+int agx_allreduce_intra_dissemination(const agx_args *a);
+int agx_allreduce_intra_dissemination_node(const agx_args *a);
+int agx_allreduce_intra_dissemination_radix(const agx_args *a);
+int agx_allreduce_intra_dissemination_shm(const agx_args *a);
+int agx_allreduce_intra_recursive_doubling(const agx_args *a);
+int agx_allreduce_intra_reduce_bcast(const agx_args *a);
+int agx_allreduce_intra_ring(const agx_args *a);
+int agx_allreduce_intra_rabenseifner(const agx_args *a);
+
 
 /* ---- allreduce (src/coll/allreduce/allreduce_run.c) ------------------------------------
  * Run the cached schedule of `build` (src/patterns/allreduce.h) over the receive buffer

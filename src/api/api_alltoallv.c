@@ -15,7 +15,8 @@
  * A bad call fails on every rank with one error, before any data moves. Inter-
  * communicators run the library's own MPI_Alltoallv (native), with its own checks.
  */
-#include "agx_internal.h"
+#include "api.h"
+#include "coll_alltoallv.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -34,23 +35,6 @@ static unsigned long long mix64(unsigned long long x)
 static unsigned long long pair_hash(int sender, long long bytes)
 {
     return mix64(((unsigned long long)sender << 40) ^ (unsigned long long)bytes);
-}
-
-int agx_a2a_env(agx_a2a_args *g)
-{
-    long long v = 32;
-    if (agx_env_int("AGX_ALLTOALLV_THROTTLE", 0, INT_MAX, &v) < 0)
-        return agx_error(MPI_ERR_ARG, "AGX_ALLTOALLV_THROTTLE=%s: expected an integer >= 0 (receives "
-                         "per round; 0: no throttling)", getenv("AGX_ALLTOALLV_THROTTLE"));
-    g->throttle = (int)v;
-    const char *s = getenv("AGX_ALLTOALLV_SYNC");
-    g->send_flags = AGX_SOP_SYNC;
-    if (s && *s && strcasecmp(s, "issend")) {
-        if (strcasecmp(s, "isend"))
-            return agx_error(MPI_ERR_ARG, "AGX_ALLTOALLV_SYNC=%s: expected issend or isend", s);
-        g->send_flags = 0;
-    }
-    return MPI_SUCCESS;
 }
 
 /* A layout over the user's arrays; its element total in *elems. */
@@ -107,7 +91,7 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
     agx_a2a_args *g = &a->u.a2a;
     int p = a->p, rc, in_place = g->sendbuf == MPI_IN_PLACE;
     long long se = 0, re = 0;
-    if ((rc = agx_a2a_env(g)) != MPI_SUCCESS)
+    if ((rc = agx_a2a_env(a->ctx, g)) != MPI_SUCCESS)
         return rc;
     if (!g->recvcounts || !g->rdispls || (!in_place && (!g->sendcounts || !g->sdispls)))
         return agx_error(MPI_ERR_ARG, "%s: a count or displacement array is NULL", fn);
@@ -170,25 +154,26 @@ static int summarise(agx_args *a, unsigned long long *sum, unsigned long long ha
         mine = agx_error(MPI_ERR_TRUNCATE, "agx_alltoallv: rank %d's recvcounts expect %d non-empty messages "
                          "but %llu ranks send it one, or their sizes differ (sendcounts x sendtype size must "
                          "equal recvcounts x recvtype size for every pair)", r, nexp, tot[r]);
-    if (ctx->a2a)
-        agx_a2a_pattern_free(ctx->a2a);
-    else if (!(ctx->a2a = calloc(1, sizeof *ctx->a2a)) && mine == MPI_SUCCESS)
+    agx_a2a_state *st = agx_ctx_slot(ctx, AGX_SLOT_A2A); /* made by agx_a2a_env */
+    if (st->pattern)
+        agx_a2a_pattern_free(st->pattern);
+    else if (!(st->pattern = calloc(1, sizeof *st->pattern)) && mine == MPI_SUCCESS)
         mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
     int *ns = (int *)sum; /* the words sent are no longer needed */
     for (int j = 0; j < p; j++)
         ns[j] = (int)tot[j];
-    if (mine == MPI_SUCCESS && agx_a2a_pattern_init(ctx->a2a, p, ns))
+    if (mine == MPI_SUCCESS && agx_a2a_pattern_init(st->pattern, p, ns))
         mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
     rc = agree(a, mine, 0, NULL, "receives sizes that do not match what is sent to it");
     if (rc != MPI_SUCCESS) {
-        if (ctx->a2a)
-            agx_a2a_pattern_free(ctx->a2a);
-        free(ctx->a2a);
-        ctx->a2a = NULL;
+        if (st->pattern)
+            agx_a2a_pattern_free(st->pattern);
+        free(st->pattern);
+        st->pattern = NULL;
         return rc;
     }
-    ctx->a2a_hash = hash;
-    a->pattern = ctx->a2a;
+    st->hash = hash;
+    a->pattern = st->pattern;
     return MPI_SUCCESS;
 }
 
@@ -198,6 +183,7 @@ static int alltoallv(agx_args *a, const char *fn)
     unsigned long long hash = 0, *sum = NULL;
     long long changed = 0;
     int rc;
+    agx_coll_install();
     if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
         return rc;
     agx_ctx *ctx = a->ctx;
@@ -212,10 +198,11 @@ static int alltoallv(agx_args *a, const char *fn)
         a->u.a2a.rnz = a->u.a2a.snz + p;
         local = local_side(a, &tmp, sum, &hash, fn);
     }
-    rc = agree(a, local, local == MPI_SUCCESS && (!ctx->a2a || ctx->a2a_hash != hash), &changed,
+    agx_a2a_state *st = agx_ctx_slot(ctx, AGX_SLOT_A2A); /* NULL: no call read it yet */
+    rc = agree(a, local, local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), &changed,
                "has invalid arguments");
     if (rc == MPI_SUCCESS) {
-        a->pattern = ctx->a2a;
+        a->pattern = st->pattern;
         if (changed)
             rc = summarise(a, sum, hash);
     }

@@ -9,40 +9,11 @@
  * on some ranks only; an intergroup call agrees on them first (agx_ig_call), so every
  * process fails together (docs/ARCHITECTURE.md, "No hang").
  */
-#include "agx_internal.h"
+#include "api.h"
+#include "coll_allgather.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-/* A NULL buffer is an error when it would be read or written, unless the datatype
- * addresses memory absolutely (MPI_BOTTOM with a true lower bound). */
-int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what)
-{
-    int size;
-    MPI_Aint lb, extent;
-    if (buf || count == 0)
-        return MPI_SUCCESS;
-    MPI_Type_size(t, &size);
-    MPI_Type_get_true_extent(t, &lb, &extent);
-    if (size > 0 && lb == 0)
-        return agx_error(MPI_ERR_BUFFER, "%s is NULL with %lld elements to transfer", what, count);
-    return MPI_SUCCESS;
-}
-
-/* The communicator: checked at once (there is nothing to agree over without one); its
- * kind comes from the context (agx_call_begin), not from a call into MPI per call. Sets
- * a->inter, a->kind, a->table. */
-static int check_comm(agx_args *a, const char *fn)
-{
-    int inter_comm = a->ctx->kind == AGX_KIND_INTER;
-    if (a->inter && inter_comm)
-        return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator (use agx_allgather on an "
-                         "inter-communicator)", fn);
-    a->inter = a->inter || inter_comm; /* a->inter preset: colour split */
-    a->kind = a->inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
-    a->table = agx_table_of(a->op, a->kind);
-    return MPI_SUCCESS;
-}
 
 /* The arguments this process can check alone (agreed on in an intergroup call). */
 static int check_args(agx_args *a, int color, const char *fn)
@@ -108,58 +79,10 @@ static int layout(agx_args *a, const char *fn)
 int agx_ag_prepare_intra(agx_args *a, const char *fn)
 {
     int rc;
+    agx_coll_install();
     if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS || (rc = check_args(a, -1, fn)) != MPI_SUCCESS)
         return rc;
     return layout(a, fn);
-}
-
-int agx_call_begin(agx_args *a, const char *fn)
-{
-    agx_ctx *ctx;
-    int rc;
-    if (a->user_comm == MPI_COMM_NULL)
-        return agx_error(MPI_ERR_COMM, "%s: communicator is MPI_COMM_NULL", fn);
-    if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
-        return rc;
-    a->ctx = ctx;
-    if ((rc = check_comm(a, fn)) != MPI_SUCCESS || (rc = agx_ctx_setup(ctx)) != MPI_SUCCESS)
-        return rc;
-    a->comm = ctx->pcomm;
-    a->rank = ctx->rank;
-    a->p = ctx->p;
-    return MPI_SUCCESS;
-}
-
-int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why)
-{
-    long long in[1 + AGX_AGREE_MAX], out[1 + AGX_AGREE_MAX];
-    int cls = 0, rc;
-    if (n > AGX_AGREE_MAX)
-        return agx_error(MPI_ERR_INTERN, "%s: agx_agree of %d values", fn, n);
-    if (mine != MPI_SUCCESS)
-        MPI_Error_class(mine, &cls);
-    in[0] = mine != MPI_SUCCESS ? ((long long)cls << 32) | rank : -1;
-    for (int i = 0; i < n; i++)
-        in[1 + i] = vals[i];
-    if ((rc = PMPI_Allreduce(in, out, 1 + n, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
-        return rc;
-    for (int i = 0; i < n; i++)
-        vals[i] = out[1 + i];
-    if (out[0] < 0 || mine != MPI_SUCCESS)
-        return mine;
-    return agx_error((int)(out[0] >> 32), "%s: rank %d %s (its own error says why)", fn,
-                     (int)(out[0] & 0xffffffff), why);
-}
-
-int agx_choose(agx_args *a)
-{
-    int rc, index;
-    if ((rc = agx_select(a, &index)) != MPI_SUCCESS)
-        return rc;
-    a->ctx->last[a->op] = index;
-    a->ctx->last_kind[a->op] = a->kind;
-    a->alg = agx_call_alg(a, index);
-    return MPI_SUCCESS;
 }
 
 /* An intergroup call's side, once the groups are known: layout, choice and byte view
@@ -174,22 +97,41 @@ static int inter_prepare(agx_args *a, const char *fn)
     return a->alg->raw ? MPI_SUCCESS : agx_ig_io_begin(a, io);
 }
 
-/* A repeat of the communicator's last intra allgather (ctx->ag_memo): the same counts,
+/* The last intra allgather whose types are common predefined ones, ready to run again: its
+ * key and its arguments after the checks, layout and selection (the context's
+ * AGX_SLOT_API, made at the first such call). */
+typedef struct {
+    int valid, inplace, scount, rcount;
+    MPI_Datatype stype, rtype;
+    unsigned gen;            /* sel->gen when it was made */
+    const void *pat;         /* the PAT session when it was made */
+    agx_args a;
+} agx_ag_memo;
+
+/* A repeat of the communicator's last intra allgather (agx_ag_memo): the same counts,
  * common predefined types, in-place-ness, forced choices and PAT session. Its checks,
  * layout and selection would come out as before; only the buffers are new (and checked). */
-static int allgather_repeat(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                            int recvcount, MPI_Datatype recvtype, agx_ctx *ctx)
+static const agx_ag_memo *allgather_repeat(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                           void *recvbuf, int recvcount, MPI_Datatype recvtype, agx_ctx *ctx)
 {
-    agx_ag_memo *m = &ctx->ag_memo;
-    return m->valid && m->scount == sendcount && m->rcount == recvcount && m->stype == sendtype &&
-           m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == ctx->select_gen &&
-           m->pat == (const void *)ctx->pat && (recvbuf || !m->a.msg_bytes) && (sendbuf || !sendcount);
+    const agx_ag_memo *m = agx_ctx_slot(ctx, AGX_SLOT_API);
+    return m && m->valid && m->scount == sendcount && m->rcount == recvcount && m->stype == sendtype &&
+                   m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == m->a.sel->gen &&
+                   m->pat == agx_ctx_slot(ctx, AGX_SLOT_PAT) && (recvbuf || !m->a.msg_bytes) &&
+                   (sendbuf || !sendcount)
+               ? m
+               : NULL;
 }
 
 static void allgather_remember(const agx_args *a)
 {
     const agx_ag_args *g = &a->u.ag;
-    agx_ag_memo *m = &a->ctx->ag_memo;
+    agx_ag_memo *m = agx_ctx_slot(a->ctx, AGX_SLOT_API);
+    if (!m) { /* no memory: no memo, every call takes the whole path */
+        if (!(m = calloc(1, sizeof *m)))
+            return;
+        agx_ctx_attach(a->ctx, AGX_SLOT_API, m, free);
+    }
     m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared &&
                agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
     if (!m->valid)
@@ -197,8 +139,8 @@ static void allgather_remember(const agx_args *a)
     m->inplace = g->sendbuf == MPI_IN_PLACE;
     m->scount = g->sendcount, m->rcount = g->recvcount;
     m->stype = g->sendtype, m->rtype = g->recvtype;
-    m->gen = a->ctx->select_gen;
-    m->pat = a->ctx->pat;
+    m->gen = a->sel->gen;
+    m->pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     m->a = *a;
 }
 
@@ -208,6 +150,7 @@ static int allgather_family(agx_args *a, int color, const char *fn)
 {
     agx_ig_io io = {0};
     int rc;
+    agx_coll_install();
     if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
         return rc;
     agx_ctx *ctx = a->ctx;
@@ -229,14 +172,15 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     agx_ctx *ctx;
+    const agx_ag_memo *m;
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
-        allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx)) {
-        agx_args a = ctx->ag_memo.a;
+        (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx))) {
+        agx_args a = m->a;
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
         a.u.ag.blk.buf = recvbuf;
-        ctx->last[AGX_OP_ALLGATHER] = (int)(a.alg - a.table->algs);
-        ctx->last_kind[AGX_OP_ALLGATHER] = AGX_KIND_INTRA;
+        a.sel->last[AGX_OP_ALLGATHER] = (int)(a.alg - a.table->algs);
+        a.sel->last_kind[AGX_OP_ALLGATHER] = AGX_KIND_INTRA;
         return agx_raise(comm, a.alg->fn(&a));
     }
     agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm,

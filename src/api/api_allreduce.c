@@ -7,7 +7,8 @@
  * runner before any message (allreduce_run.c); small vectors use scratch on the stack
  * and need no agreement.
  */
-#include "../coll/allreduce/allreduce_run.h"
+#include "api.h"
+#include "coll_allreduce.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ static int agree_args(agx_args *a, int local, const char *fn)
 static int allreduce(agx_args *a, const char *fn)
 {
     int rc;
+    agx_coll_install();
     if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
         return rc;
     rc = check_args(a, fn);

@@ -26,7 +26,7 @@
  *    Algorithm 2 and of root gathering).
  * The byte view, the exchange and the local collectives are in ig_io.c.
  */
-#include "agx_internal.h"
+#include "coll_allgather.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,15 +273,29 @@ static int judge(const agx_intergroup *ig, const long long *rec, int my_rc, cons
     return MPI_SUCCESS;
 }
 
+/* The communicator's groups: its context's AGX_SLOT_IG (NULL until the first call). */
+static agx_intergroup *ig_of(const agx_ctx *ctx) { return agx_ctx_slot(ctx, AGX_SLOT_IG); }
+static void ig_slot_free(void *p) { agx_ig_free(p); }
+
 /* Did any colour change against the cached split (or is there none yet)? */
 static int split_changed(const agx_ctx *ctx, const long long *rec)
 {
-    if (!ctx->ig)
+    const agx_intergroup *ig = ig_of(ctx);
+    if (!ig)
         return 1;
     for (int r = 0; r < ctx->p; r++)
-        if (rec[REC_N * r + REC_COLOR] != ctx->ig->colors[r])
+        if (rec[REC_N * r + REC_COLOR] != ig->colors[r])
             return 1;
     return 0;
+}
+
+/* Build the groups (a split with colors, or the inter-communicator's) into the slot. */
+static int ig_build_slot(agx_ctx *ctx, int split, const int *colors)
+{
+    agx_intergroup *ig = NULL;
+    int rc = ig_build(ctx, split, colors, &ig);
+    agx_ctx_attach(ctx, AGX_SLOT_IG, ig, ig_slot_free);
+    return rc;
 }
 
 /* Rebuild the split from the agreed colours, all ranks together (ig_build agrees on the
@@ -291,9 +305,8 @@ static int rebuild_split(agx_ctx *ctx, const long long *rec)
     int *colors = malloc(sizeof(int) * (size_t)ctx->p);
     for (int r = 0; colors && r < ctx->p; r++)
         colors[r] = (int)rec[REC_N * r + REC_COLOR];
-    agx_ig_free(ctx->ig);
-    ctx->ig = NULL;
-    int rc = ig_build(ctx, 1, colors, &ctx->ig);
+    agx_ctx_attach(ctx, AGX_SLOT_IG, NULL, NULL); /* frees the old split */
+    int rc = ig_build_slot(ctx, 1, colors);
     free(colors);
     return rc;
 }
@@ -303,13 +316,13 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
     agx_ctx *ctx = a->ctx;
     int split = ctx->kind == AGX_KIND_INTRA, rc, my_rc = MPI_SUCCESS;
     long long mine[REC_N], *stage = NULL;
-    if (!split && !ctx->ig && (rc = ig_build(ctx, 0, NULL, &ctx->ig)) != MPI_SUCCESS)
+    if (!split && !ig_of(ctx) && (rc = ig_build_slot(ctx, 0, NULL)) != MPI_SUCCESS)
         return rc;
     /* a split's first call has no records yet (later calls use the split's own) */
-    if (split && !ctx->ig && !(stage = malloc(sizeof(long long) * REC_N * (size_t)ctx->p)))
+    if (split && !ig_of(ctx) && !(stage = malloc(sizeof(long long) * REC_N * (size_t)ctx->p)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for the agreement", fn);
     for (;;) { /* at most twice: a rebuild makes every colour match the split */
-        agx_intergroup *ig = ctx->ig;
+        agx_intergroup *ig = ig_of(ctx);
         int usable = ig && (!split || ig->color == color);
         my_rc = local_rc;
         if (usable && my_rc == MPI_SUCCESS) {
@@ -328,9 +341,10 @@ int agx_ig_call(agx_args *a, int color, int local_rc, agx_ig_prepare_fn prepare,
                 break;
             continue; /* again over the new groups: every colour now matches */
         }
-        if (rec != ctx->ig->rec)
-            memcpy(ctx->ig->rec, rec, sizeof(long long) * REC_N * (size_t)ctx->p);
-        rc = judge(ctx->ig, ctx->ig->rec, my_rc, fn);
+        ig = ig_of(ctx);
+        if (rec != ig->rec)
+            memcpy(ig->rec, rec, sizeof(long long) * REC_N * (size_t)ctx->p);
+        rc = judge(ig, ig->rec, my_rc, fn);
         break;
     }
     free(stage);

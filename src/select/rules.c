@@ -15,7 +15,7 @@
  * (agx_rules_agree) before its first selection, so a file missing or different on one
  * node fails every rank alike instead of splitting the choice.
  */
-#include "agx_internal.h"
+#include "select.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,0 +1,37 @@
+/*
+ * The PAT session's public functions (Proficz21, Listing 1: agx_pat_init, the compute
+ * marks, agx_pat_finalize, agx_pat_get_info): the checks and the one raise; the work is
+ * in src/pat.
+ */
+#include "api.h"
+#include "pat.h"
+
+int agx_pat_init(MPI_Comm comm)
+{
+    agx_coll_install();
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_init: communicator is MPI_COMM_NULL"));
+    return agx_raise(comm, agx_pat_session_init(comm));
+}
+
+int agx_pat_finalize(MPI_Comm comm)
+{
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_finalize: communicator is MPI_COMM_NULL"));
+    return agx_raise(comm, agx_pat_session_finalize(comm));
+}
+
+int agx_pat_get_info(MPI_Comm comm, agx_pat_info *info)
+{
+    if (!info)
+        return agx_raise(comm, agx_error(MPI_ERR_ARG, "agx_pat_get_info: info is NULL"));
+    if (comm == MPI_COMM_NULL)
+        return agx_raise(comm, agx_error(MPI_ERR_COMM, "agx_pat_get_info: communicator is MPI_COMM_NULL"));
+    return agx_raise(comm, agx_pat_session_info(comm, info));
+}
+
+int agx_pat_compute_begin(void) { return agx_raise(MPI_COMM_WORLD, agx_pat_session_compute_begin()); }
+
+int agx_pat_progress(double fraction) { return agx_raise(MPI_COMM_WORLD, agx_pat_session_progress(fraction)); }
+
+int agx_pat_compute_end(void) { return agx_raise(MPI_COMM_WORLD, agx_pat_session_compute_end()); }

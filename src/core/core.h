@@ -1,0 +1,247 @@
+/*
+ * The core layer: agx's MPI runtime, which knows no operation: the per-communicator
+ * context and its slots, the schedule engine, local copies and datatype helpers, errors,
+ * counters, the schedule cache, node-shared segments, the regions and node map, the
+ * agreement, and the environment read once. It calls only itself and src/patterns; every
+ * layer above includes this header (docs/ARCHITECTURE.md).
+ */
+#ifndef AGX_CORE_H
+#define AGX_CORE_H
+
+#include "agx.h"
+#include "patterns.h"
+#include "locality.h"
+
+#include <stddef.h>
+
+#include <mpi.h>
+
+/* ---- block layout ---------------------------------------------------------------------
+ * A buffer seen as blocks: block i is count(i) elements of `type` at buf + displ(i) *
+ * extent. Three forms: the regular layout (count ucount, displ i * ucount), the user's
+ * allgatherv arrays (int counts / displs), or 64-bit arrays (lcounts / ldispls: byte
+ * pieces and permuted orders, whose values may exceed an int). Allgather(v)'s receive
+ * buffer is one, so every intra algorithm serves both operations; the engine moves blocks
+ * with 64-bit sizes (above INT_MAX elements as derived datatypes). */
+typedef struct {
+    char *buf;
+    MPI_Datatype type;
+    MPI_Aint extent;
+    long long type_size;
+    int p;
+    int ucount;
+    const int *counts;
+    const int *displs;
+    const MPI_Aint *lcounts;
+    const MPI_Aint *ldispls;
+    int same_shape;       /* every rank has this layout (SMPI builds may cut messages) */
+} agx_blocks;
+
+static inline MPI_Aint agx_blk_count(const agx_blocks *b, int i)
+{
+    return b->counts ? (MPI_Aint)b->counts[i] : b->lcounts ? b->lcounts[i] : (MPI_Aint)b->ucount;
+}
+static inline MPI_Aint agx_blk_displ(const agx_blocks *b, int i)
+{
+    return b->counts ? (MPI_Aint)b->displs[i] : b->lcounts ? b->ldispls[i] : (MPI_Aint)i * b->ucount;
+}
+static inline int agx_blk_listed(const agx_blocks *b) { return b->counts || b->lcounts; } /* not regular */
+/* A layout of n byte pieces (counts / displs in bytes, 64-bit) over buf. */
+void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, const MPI_Aint *displs);
+/* The elements of one message or copy piece: at most an int (larger ones are cut). */
+#define AGX_MAX_PIECE (1 << 30)
+
+typedef struct agx_ctx agx_ctx;
+typedef struct agx_cached agx_cached;
+
+/* ---- per-communicator context (MPI attribute caching) ----------------------------------
+ * The layers above keep their own state in the context's slots: each attaches a pointer
+ * with its free callback at first use (the idiom of MPI attributes), and the context
+ * frees the slots, last first, before its own parts. */
+enum { AGX_SLOT_SELECT, AGX_SLOT_PAT, AGX_SLOT_IG, AGX_SLOT_A2A, AGX_SLOT_API, AGX_SLOT_LAST };
+typedef struct {
+    void *p;
+    void (*release)(void *p);
+} agx_slot;
+
+struct agx_ctx {
+    MPI_Comm user;
+    MPI_Comm pcomm;            /* private duplicate, MPI_COMM_NULL until first collective */
+    agx_kind kind;             /* of the communicator itself */
+    int rank, p;
+    agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
+                                * nodes), NULL until an algorithm or the counters need them */
+    agx_cached *cache;         /* schedules cached per (algorithm, shape) */
+    struct agx_shm *shm[2];    /* node-shared segments (src/core/shm.c), by AGX_SHM_*, NULL
+                                * until used */
+    void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
+    size_t scratch_size[2];    /* calls (the same sizes on every rank) */
+    int check_args;            /* AGX_CHECK_ARGS: collective calls agree on their arguments
+                                * first (read when the context is made) */
+    agx_slot slot[AGX_SLOT_LAST];
+    struct agx_ctx *prev, *next;
+};
+/* The context of comm, created (locally, no communication) on first use. */
+int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
+/* Collective set-up at the first collective call (the private communicator; the regions
+ * when counters are on); *fresh = 1 when this call made the private communicator. Every
+ * rank of comm calls it at the same call. */
+int agx_ctx_setup(agx_ctx *ctx, int *fresh);
+/* A layer's slot: its pointer (NULL until attached), and attaching one (the previous one,
+ * if any, is freed by its callback). */
+static inline void *agx_ctx_slot(const agx_ctx *ctx, int slot) { return ctx->slot[slot].p; }
+void agx_ctx_attach(agx_ctx *ctx, int slot, void *p, void (*free_fn)(void *p));
+/* fn runs at MPI_Finalize, after every context is freed (once however often registered). */
+void agx_at_finalize(void (*fn)(void));
+/* Scratch kept in ctx for the next calls: `data` bytes (large vectors; SimGrid may fold
+ * it) and `meta` bytes (this rank's tables), grown when a call needs more. Growing is
+ * agreed over comm (one allreduce), so a rank that cannot allocate fails the call on
+ * every rank; the sizes, hence the decision to grow, depend only on the call's arguments,
+ * which are the same on every rank. Collective when it grows. */
+int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn);
+/* The token of an agx_allgatherv_shared result (agx_shared_handle.seg): the segment it
+ * lies in, NULL once that segment was freed or overwrote it; agx_shared_release frees it. */
+typedef struct agx_hold {
+    struct agx_shm *m;
+} agx_hold;
+/* A node-shared segment (src/core/shm.c): node = the region's ranks, lane = the ranks of
+ * the same index in every region (ordered by region), base = the segment (the same memory
+ * for every rank of the region). */
+typedef struct agx_shm {
+    MPI_Comm node, lane;
+    MPI_Win win;               /* MPI_WIN_NULL until a segment exists */
+    char *base;
+    size_t size;
+    int usable;                /* every region shares memory (agreed) */
+    /* the notified layer (src/core/notify.c) */
+    MPI_Comm all;              /* the communicator's private duplicate (not owned) */
+    MPI_Win iwin;              /* the segment exposed to every rank of the communicator
+                                * (MPI_Win_create), MPI_WIN_NULL until needed */
+    int fresh;                 /* the segment is new (zeroed, no call used it yet) */
+    int seq;                   /* calls run on this segment's notifications */
+    agx_hold *hold;            /* the unreleased agx_allgatherv_shared result, or NULL */
+    int note;                  /* the seq of this rank's last failure notice (sent from here) */
+    int noticed, noticer;      /* the latest call another rank's notice failed, and that rank */
+    const char *why;           /* why the notified layer cannot run (NULL: it can) */
+} agx_shm;
+/* Segments are per use: calls of different operations interleave on a communicator, and
+ * the notified layer's remote writes must not land in another operation's segment. */
+enum { AGX_SHM_REDUCE = 0, AGX_SHM_NOTIFY = 1 };
+/* The communicator's segment `which` of at least `bytes` bytes (zeroed when new) in
+ * *out, or *out = NULL when its regions do not share memory (the same answer on every
+ * rank). Collective the first time and when it grows; failures are agreed. */
+int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx_shm **out, const char *fn);
+/* Every store before it, on any rank of the region, is visible to loads after it. */
+int agx_shm_sync(const agx_shm *m);
+void agx_shm_free(agx_shm *m);
+/* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm. */
+int agx_node_map(MPI_Comm comm, int **node_of);
+/* The regions of ctx (collective on first use, then cached). */
+int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out);
+/* The cached virtual order and this rank's schedule of a locality-aware builder. */
+int agx_locality_sched(agx_ctx *ctx, const agx_regions *R, agx_order_fn order, agx_locbuild_fn fn, int nl,
+                       const agx_sched **out, const int **vorder);
+
+/* ---- schedule cache: per (communicator, builder, shape), freed with the communicator -- */
+typedef struct {
+    const void *builder;       /* the builder function: identifies the algorithm */
+    int p, param;              /* the shape */
+} agx_cache_key;
+/* The cached schedule (and virtual order, NULL for flat schedules) for key, or NULL. */
+const agx_sched *agx_cache_find(agx_ctx *ctx, const agx_cache_key *key, const int **order);
+/* Store s (taken over) and order (taken over, may be NULL). */
+int agx_cache_put(agx_ctx *ctx, const agx_cache_key *key, agx_sched *s, int *order,
+                  const agx_sched **out);
+void agx_cache_free(agx_ctx *ctx);
+
+/* The schedule of a flat builder for (rank, p), from the communicator's cache or built
+ * now. */
+int agx_flat_sched_of(agx_ctx *ctx, int rank, int p, agx_build_fn build, int param, const agx_sched **out);
+
+/* ---- running schedules (src/core/engine.c) ---------------------------------------------
+ * How one schedule runs: on which communicator with which tag, over which buffers, and
+ * how its messages are counted. */
+typedef struct {
+    MPI_Comm comm;
+    int tag;
+    const agx_blocks *bufs;    /* the schedule's buffers, by agx_sop.buf / .src */
+    int nbufs;
+    const int *node_of;        /* counters: rank -> node / region (NULL: not counted) */
+    int me;
+    int intergroup;            /* count sends and receives as intergroup traffic too */
+    MPI_Op op;                 /* AGX_SOP_REDUCE */
+} agx_exec;
+
+int agx_sched_run(const agx_exec *x, const agx_sched *s);
+/* MPI_Waitall with statuses (portable across MPI headers). */
+int agx_waitall(int n, MPI_Request *req);
+/* Error path: cancel and free n posted requests. */
+void agx_cancel_all(int n, MPI_Request *req);
+/* Local copy between typed buffers of equal signature (MPIR_Localcopy's role); counts
+ * may exceed an int. */
+int agx_localcopy(const void *src, MPI_Aint scount, MPI_Datatype stype, void *dst, MPI_Aint dcount,
+                  MPI_Datatype dtype);
+/* agx's private MPI_COMM_SELF duplicate (MPI_ERRORS_RETURN): for MPI_Pack / MPI_Unpack and
+ * local copies, so their errors come back to the call instead of MPI_COMM_SELF's fatal
+ * handler. */
+int agx_self_comm(MPI_Comm *out);
+/* 1 for a predefined (named) datatype. */
+int agx_type_is_named(MPI_Datatype t);
+/* named, and all data (size == extent): n elements are n * size contiguous bytes */
+int agx_type_is_dense(MPI_Datatype t);
+/* The size of the common predefined types (byte, char, int, unsigned, long, long long,
+ * float, double), known without a call into MPI; 0 for any other type. */
+int agx_type_common_size(MPI_Datatype t);
+/* A type's size and (when extent is not NULL) extent; the common predefined types without
+ * a call into MPI. */
+void agx_type_layout(MPI_Datatype t, long long *size, MPI_Aint *extent);
+/* MPI_ERR_TYPE (made) for MPI_DATATYPE_NULL or an uncommitted type, else MPI_SUCCESS;
+ * the message names "fn: what". */
+int agx_type_check(MPI_Datatype t, const char *fn, const char *what);
+/* Pack count elements of t at `typed` into contiguous bytes (unpack: the reverse), in
+ * pieces whose packed size fits an int. */
+int agx_pack(void *typed, MPI_Aint count, MPI_Datatype t, char *bytes, int unpack);
+
+/* MPI_ERR_BUFFER for a NULL buffer that would be read or written. */
+int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const char *what);
+
+/* ---- the agreement (src/core/agree.c) ---------------------------------------------------- */
+/* One allreduce (MAX) of any failing rank's (class << 32 | rank) and n <= AGX_AGREE_MAX
+ * values (vals: in and out, element-wise maxima; negate a value to agree on a minimum).
+ * Returns mine when this rank failed, a new code of the failing rank's class naming it
+ * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
+#define AGX_AGREE_MAX 8
+int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
+
+/* ---- errors: internal functions return codes; only the public entry points raise ----- */
+/* An error code of MPI class `cls` carrying a message (MPI_Error_string and
+ * agx_error_string give it back); not raised. */
+int agx_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Raise `code` through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL) and
+ * return it: called once per failing public call, by the public entry point. */
+int agx_raise(MPI_Comm comm, int code);
+/* The same through fh's error handler (comm's when fh is MPI_FILE_NULL). */
+int agx_raise_file(MPI_File fh, MPI_Comm comm, int code);
+
+/* ---- counters -------------------------------------------------------------------------- */
+/* One message of `sent` bytes to the other group (sent < 0: none) and `recvd` bytes
+ * received from it, in an intergroup collective. */
+void agx_stats_intergroup(long long sent, long long recvd);
+/* The same with an explicit rank -> node map (NULL: not counted). */
+void agx_stats_count_map(const int *node_of, int me, int peer, long long bytes);
+
+/* The arrival trace (agx_stats_trace): on, and one receive completed at time t. */
+int agx_stats_tracing(void);
+void agx_stats_arrival(double t);
+
+/* ---- the environment (src/core/env.c): read when a context or a layer's state is made, or
+ * once per process; never on a call's path ---------------------------------------------------
+ * The integer value of variable `name` in [min, max]: 0 and *v set, 1 when unset (or empty),
+ * -1 when malformed. */
+int agx_env_int(const char *name, long long min, long long max, long long *v);
+/* 1 when variable `name` is set, not empty and not "0". */
+int agx_env_flag(const char *name);
+
+#define AGX_TAG 0x6167 /* on agx's private communicator only */
+
+#endif

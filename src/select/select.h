@@ -1,0 +1,287 @@
+/*
+ * The select layer: the arguments of one call (an operation-neutral part and one part per
+ * operation), the registry over the operations' tables, the selection rules (built-in,
+ * environment, rules file) and each communicator's choice state (a context slot). It
+ * calls only itself, src/core and src/patterns.
+ */
+#ifndef AGX_SELECT_H
+#define AGX_SELECT_H
+
+#include "core.h"
+#include "allreduce.h"
+#include "alltoallv.h"
+#include "intergroup.h"
+
+typedef struct agx_intergroup agx_intergroup;
+typedef struct agx_table agx_table;
+typedef struct agx_alg agx_alg;
+typedef struct agx_ig_io agx_ig_io;
+struct agx_sel;
+
+/* ---- arguments of one call: an operation-neutral part and a per-operation part ------- */
+/* allgather / allgatherv, as the user gave them, and the receive layout */
+typedef struct {
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    agx_blocks blk;       /* the receive layout */
+    agx_ig_io *io;        /* intergroup calls: the byte view (NULL for raw algorithms) */
+    const void **shared;  /* agx_allgatherv_shared: where shm_notify leaves the result
+                           * (recvbuf unused), NULL otherwise */
+} agx_ag_args;
+
+/* alltoallv, as the user gave it, and its two layouts (block j of the send layout goes to
+ * rank j, block s of the receive layout comes from rank s) */
+typedef struct {
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    const int *sendcounts, *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts, *rdispls;
+    MPI_Datatype recvtype;
+    agx_blocks sblk, rblk; /* in place: sblk describes a copy of the receive buffer */
+    unsigned char *snz, *rnz; /* the non-empty pairs, per peer */
+    int throttle;          /* AGX_ALLTOALLV_THROTTLE */
+    unsigned send_flags;   /* AGX_ALLTOALLV_SYNC: AGX_SOP_SYNC for issend */
+} agx_a2a_args;
+
+/* allreduce, as the user gave it, and the vector's layout: the whole vector as one block,
+ * or cut into `nb` blocks of about equal counts (ring, Rabenseifner) */
+typedef struct {
+    const void *sendbuf;  /* may be MPI_IN_PLACE */
+    void *recvbuf;
+    int count;
+    MPI_Datatype type;
+    MPI_Op op;
+    int commutative;      /* MPI_Op_commutative */
+    int exact;            /* the result does not depend on the order (integer types) */
+    MPI_Datatype base;    /* the predefined element type of `type` */
+    int per;              /* elements of base per element of type */
+    int predef;           /* op is a predefined op */
+    int opk;              /* its index in MPI-3.1 Sec. 5.9.2's list (MAX .. MAXLOC), -1: user op */
+    int elem;             /* base's place in MPI's table of types (class x 64 + index), 0: none */
+    const char *unproven; /* why only the library's own MPI_Allreduce may run this (type, op),
+                           * NULL where agx's algorithms are tested to give its answer */
+} agx_ar_args;
+
+typedef struct {
+    agx_op op;
+    agx_kind kind;        /* which table serves the call: intra, or inter (an
+                           * inter-communicator or a colour split) */
+    const agx_table *table;
+    const agx_alg *alg;   /* the algorithm running (after selection) */
+    agx_ctx *ctx;
+    struct agx_sel *sel;  /* the communicator's choice state (agx_call_begin) */
+    const agx_intergroup *ig; /* the two groups, for inter algorithms */
+    MPI_Comm comm;        /* agx's private duplicate of the user's communicator */
+    MPI_Comm user_comm;   /* the user's communicator (errors are raised on it) */
+    int rank, p;          /* p: the size of the group the algorithm runs over (the remote
+                           * group for intergroup allgathers), rank: in the caller's group */
+    int inter;            /* an inter call: inter-communicator or colour split */
+    long long msg_bytes;  /* the size the selection rules look at (allgather: the result) */
+    const agx_a2a_pattern *pattern; /* alltoallv: the call's pattern (selection reads it) */
+    const struct agx_rule *rule; /* the rules file's row that chose (its parameters), or NULL */
+    union {               /* the per-operation part */
+        agx_ag_args ag;
+        agx_a2a_args a2a;
+        agx_ar_args ar;
+    } u;
+} agx_args;
+
+typedef int (*agx_coll_fn)(const agx_args *a);
+
+/* ---- registry: one table per (operation family, communicator kind) -------------------- */
+enum {
+    AGX_R_EVEN_P = 1u << 0, /* needs an even number of processes */
+};
+#define AGX_MAX_PARAMS 2
+
+/* A tunable parameter of an algorithm, read from the environment. */
+typedef struct {
+    const char *name, *env, *desc;
+    int def, min, max;
+} agx_param;
+
+/* Why `a` cannot run this call (NULL: it can): a restriction beyond the flags. *told
+ * set: the reason was already explained to the user (agx_pat_init does), so the fallback
+ * runs without the AGX_FALLBACK=warn line. */
+typedef const char *(*agx_check_fn)(const agx_args *a, int *told);
+
+struct agx_pat_alg; /* the background half of a PAP-aware algorithm (src/pat/pat.h) */
+
+struct agx_alg {
+    const char *name;
+    agx_coll_fn fn;
+    unsigned ops;               /* bit (1 << op) for each op of the family it serves */
+    const char *desc;           /* one line */
+    const char *cost;           /* alpha-beta cost */
+    const char *cite;           /* docs/REFERENCES.md key + algorithm / equation */
+    agx_param params[AGX_MAX_PARAMS];
+    unsigned restrictions;      /* AGX_R_* */
+    agx_check_fn check;         /* further restriction, NULL: none */
+    const char *fallback;       /* when a restriction fails; NULL: the default rule */
+    const struct agx_pat_alg *pat;
+    int raw;                    /* inter: reads the user's buffers itself (no byte view) */
+};
+
+/* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).
+ * Written "lo-hi" (inclusive) in rules files and the environment (src/core/rules.c). */
+typedef struct {
+    long long lo, end;
+} agx_span;
+
+/* A selection rule: the built-in default (each table's `rules`, the first row whose
+ * conditions hold choosing), a rules file's row (AGX_TUNING_FILE) or an item of the
+ * environment's size-ranged form. Data, not code. */
+typedef struct agx_rule {
+    agx_span bytes;            /* the call's msg_bytes */
+    agx_span size;             /* p */
+    agx_span ppn;              /* the most processes of one region (node) */
+    agx_span nodes;            /* regions (nodes) the communicator spans */
+    int pow2;                   /* 1: p must be a power of two */
+    /* alltoallv's pattern (0: any): |R| <= recv_pct_max % of p; the most senders of one
+     * receiver >= send_pct_min % of p, or < send_pct_max % of p */
+    int recv_pct_max, send_pct_min, send_pct_max;
+    const char *alg;
+    /* rules file: the parameters it sets, its line; file and environment rules: the
+     * algorithm's index in each kind's table (-1: not there) */
+    int nparams;
+    const char *pname[AGX_MAX_PARAMS];
+    int pval[AGX_MAX_PARAMS];
+    int pidx[AGX_MAX_PARAMS];   /* their indices in the algorithm's params */
+    int line;
+    int kidx[AGX_KIND_LAST];
+} agx_rule;
+
+struct agx_table {
+    agx_kind kind;
+    const agx_alg *algs;
+    int n;
+    const agx_rule *rules;
+    int nrules;
+};
+
+/* The operations agx knows: name, environment variable, and the tables serving it. */
+typedef struct {
+    const char *name, *env;
+    const agx_table *table[AGX_KIND_LAST];
+} agx_op_desc;
+
+/* The operations' tables (src/coll/coll_table.c installs them before any call: the
+ * registry looks down on no one), and the operation's row. */
+void agx_registry_install(const agx_op_desc *ops);
+const agx_op_desc *agx_op_get(agx_op op);
+/* The index of the algorithm of default rule i of (op, kind)'s table (i < 0: `native`,
+ * the last resort), and of algorithm alg's fallback; -1: none. Resolved at the install. */
+int agx_rule_alg(agx_op op, agx_kind kind, int i);
+int agx_fallback_of(agx_op op, agx_kind kind, int alg);
+const agx_table *agx_table_of(agx_op op, agx_kind kind);
+/* Index of `name` among the algorithms of (op, kind) serving op, or -1. */
+int agx_alg_find(agx_op op, agx_kind kind, const char *name);
+const agx_alg *agx_alg_at(agx_op op, agx_kind kind, int index);
+/* agx_alg_at for a call whose table is known (on every call's path: no call out). */
+static inline const agx_alg *agx_call_alg(const agx_args *a, int index)
+{
+    const agx_table *t = a->table;
+    return index >= 0 && index < t->n && ((t->algs[index].ops >> a->op) & 1u) ? &t->algs[index] : NULL;
+}
+/* Comma-separated names valid for (op, kind), into buf. */
+void agx_alg_names(agx_op op, agx_kind kind, char *buf, int len);
+/* NULL when `alg` may run on this call, else why not (*told: already explained to the
+ * user; told may be NULL). */
+const char *agx_alg_violation(const agx_alg *alg, const agx_args *a, int *told);
+/* Value of the running algorithm's parameter `i` (its index in the row's params): the
+ * environment's (read when the communicator's selection state was made), else the rules
+ * file row's, else the default; an error code when the environment's value is malformed. */
+int agx_alg_param(const agx_args *a, int i, int *value);
+
+/* ---- selection rules (src/core/rules.c, rules_file.c) ---------------------------------- */
+/* "lo-hi" (inclusive), "lo-", "N"; K, M, G multiply by 1024. 0, or -1 when malformed. */
+int agx_span_parse(const char *s, agx_span *r);
+int agx_span_holds(agx_span r, long long x);
+int agx_span_meet(agx_span a, agx_span b);
+void agx_span_text(agx_span r, char *buf, size_t len);
+/* Whether the rule's conditions hold for the call (derives the regions when it asks). */
+int agx_rule_holds(const agx_rule *r, const agx_args *a);
+/* The environment's value for op ("alg[:bytes],..."), items resolved per kind. *why: a
+ * message when the value is wrong (then no rules). */
+int agx_env_rules(const agx_ctx *ctx, agx_op op, const char *value, agx_rule **out, int *n, char **why);
+void agx_env_rules_free(agx_rule *rules, int n);
+/* The rules file: its rows for (op, kind), its path (NULL: none), agreement on it by the
+ * communicator (sets sel->rules_on or sel->rules_bad), and its release at finalize. */
+const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n);
+const char *agx_rules_path(void);
+struct agx_sel;
+int agx_rules_agree(agx_ctx *ctx, struct agx_sel *sel);
+void agx_rules_free(void);
+void agx_rules_reset(void);
+
+/* ---- the communicator's choice state (src/select/choice.c; context slot AGX_SLOT_SELECT) - */
+/* The rules file's row for the last call's shape (select.c): a call of the same size and
+ * group skips the scan. */
+typedef struct {
+    long long bytes;
+    int p, valid;
+    const agx_rule *row; /* NULL: no row holds */
+} agx_file_memo;
+
+#define AGX_MAX_ALGS 24 /* rows of one table */
+enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
+typedef struct agx_sel {
+    /* Choices per (table kind, op): an intra-communicator also serves the colour-split
+     * intergroup calls from the inter table. Table index, -1: none. */
+    int forced[AGX_KIND_LAST][AGX_OP_LAST];
+    int env_forced[AGX_KIND_LAST][AGX_OP_LAST]; /* the environment's one name, -1: none */
+    agx_rule *env_rules[AGX_OP_LAST]; /* its size-ranged form (bruck:0-8K,ring), in order */
+    int env_n[AGX_OP_LAST];
+    char *env_bad[AGX_OP_LAST]; /* what is wrong with the environment's value, reported at
+                                 * each call */
+    int rules_agreed;           /* the rules file was agreed on (the first collective call) */
+    int rules_on;               /* the rules file is agreed on: its rows choose */
+    char *rules_bad;            /* why the rules file cannot be used, reported at each call */
+    agx_file_memo file_memo[AGX_KIND_LAST][AGX_OP_LAST];
+    unsigned gen;               /* bumped by agx_comm_set_algorithm: memos are stale */
+    long long vseen[64];        /* AGX_VERBOSE: the choices already printed (select.c) */
+    int nvseen;
+    int last[AGX_OP_LAST];      /* index of the algorithm that ran last, -1: none */
+    agx_kind last_kind[AGX_OP_LAST];
+    int warned[AGX_KIND_LAST][AGX_OP_LAST];
+    int fallback;               /* AGX_FALLBACK: AGX_FALLBACK_*, -1 when malformed */
+    char fallback_text[64];     /* its value, for the message */
+    /* the algorithms' parameters as the environment sets them (read with the state):
+     * pset 1: pval holds the value, -1: the value is malformed, 0: unset */
+    signed char pset[AGX_OP_LAST][AGX_KIND_LAST][AGX_MAX_ALGS][AGX_MAX_PARAMS];
+    int pval[AGX_OP_LAST][AGX_KIND_LAST][AGX_MAX_ALGS][AGX_MAX_PARAMS];
+} agx_sel;
+/* The choice state of ctx, made (reading the environment) on first use. */
+int agx_sel_get(agx_ctx *ctx, agx_sel **out);
+/* The algorithm forced on (op, kind): per communicator, else environment; -1: none. */
+int agx_sel_forced(const agx_sel *sel, agx_op op, agx_kind kind);
+/* Resolve a name in every table it may choose from on ctx (idx[kind], -1 where absent);
+ * returns how many tables have it. */
+int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX_KIND_LAST]);
+/* The context of comm ready for collective calls: its choice state, the collective set-up
+ * of the first call (private communicator, rules file agreed). */
+int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel);
+
+/* ---- one call (src/select/call.c) --------------------------------------------------------- */
+/* The opening of every entry point: the communicator checked, its context set up (the
+ * private duplicate), a->ctx, sel, comm, rank, p, kind and table set. */
+int agx_call_begin(agx_args *a, const char *fn);
+/* Select the algorithm (a->alg) and remember it as the communicator's last. */
+int agx_choose(agx_args *a);
+/* For an algorithm that finds, after its first step, that another row of its table runs
+ * the call (eager's records too small): that row, found by its function, runs with
+ * a->alg set and is remembered as the communicator's last. */
+int agx_run_instead(const agx_args *a, agx_coll_fn fn);
+/* Choose the algorithm for this call (table index), or an error code (not raised). */
+int agx_select(agx_args *a, int *index);
+/* The table's default rule alone (no forced choice): a table index. */
+int agx_select_rule(const agx_args *a);
+
+#endif
