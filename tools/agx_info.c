@@ -3,7 +3,7 @@
  *   tools/agxrun -n 8 [--nodes 2] build/bin/agx-info
  *   AGX_TUNING_FILE=rules.json mpirun -n 64 agx-info
  * Prints (rank 0) the version, the MPI library, the registry, the regions of
- * MPI_COMM_WORLD and the rules in force (agx_print_info, src/core/info.c).
+ * MPI_COMM_WORLD and the rules in force (agx_print_info, src/api/api_info.c).
  */
 #include <agx.h>
 #include <stdio.h>

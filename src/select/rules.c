@@ -171,7 +171,7 @@ int agx_env_rules(const agx_ctx *ctx, agx_op op, const char *value, agx_rule **o
             agx_alg_find(op, AGX_KIND_INTER, item) < 0) {
             char names[512];
             agx_alg_names(op, AGX_KIND_INTRA, names, sizeof names);
-            snprintf(msg, sizeof msg, "unknown %s algorithm '%s' in %s; valid: %s", agx_op_name(op), item,
+            snprintf(msg, sizeof msg, "unknown %s algorithm '%s' in %s; valid: %s", agx_op_get(op)->name, item,
                      agx_op_get(op)->env, names);
         }
         if (!msg[0] && !(r->alg = strdup(item)))

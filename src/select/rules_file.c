@@ -78,7 +78,7 @@ static int rule_lines(const char *t, size_t len, int *lines, int max)
 static int op_of(const char *name)
 {
     for (int op = 0; op < AGX_OP_LAST; op++)
-        if (!strcasecmp(name, agx_op_name((agx_op)op)))
+        if (!strcasecmp(name, agx_op_get((agx_op)op)->name))
             return op;
     return -1;
 }
@@ -155,7 +155,7 @@ static int row(json_t *o, const char *path, int line, agx_rule *r, int *op, int 
     if (!s || (r->kidx[*kind] = agx_alg_find((agx_op)*op, (agx_kind)*kind, s)) < 0) {
         agx_alg_names((agx_op)*op, (agx_kind)*kind, names, sizeof names);
         return fail("%s:%d: unknown %s %s algorithm '%s'; valid: %s", path, line,
-                    *kind == AGX_KIND_INTER ? "inter" : "intra", agx_op_name((agx_op)*op), s ? s : "(none)", names), -1;
+                    *kind == AGX_KIND_INTER ? "inter" : "intra", agx_op_get((agx_op)*op)->name, s ? s : "(none)", names), -1;
     }
     r->alg = agx_alg_at((agx_op)*op, (agx_kind)*kind, r->kidx[*kind])->name; /* static */
     r->line = line;
@@ -196,7 +196,7 @@ static void parse(const char *path, const char *text, size_t len)
         for (size_t j = 0; j < i && !F.err; j++)
             if (ops[i] == ops[j] && kinds[i] == kinds[j] && overlap(&all[i], &all[j]))
                 fail("%s:%d: this %s rule's ranges overlap those of the rule at line %d (one rule per shape)",
-                     path, lines[i], agx_op_name((agx_op)ops[i]), lines[j]);
+                     path, lines[i], agx_op_get((agx_op)ops[i])->name, lines[j]);
     for (size_t i = 0; i < n && !F.err; i++) { /* per (op, kind), in file order */
         agx_rule **dst = &F.rules[ops[i]][kinds[i]];
         int *cnt = &F.n[ops[i]][kinds[i]];

@@ -130,7 +130,7 @@ struct agx_alg {
 };
 
 /* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).
- * Written "lo-hi" (inclusive) in rules files and the environment (src/core/rules.c). */
+ * Written "lo-hi" (inclusive) in rules files and the environment (src/select/rules.c). */
 typedef struct {
     long long lo, end;
 } agx_span;
@@ -200,7 +200,7 @@ const char *agx_alg_violation(const agx_alg *alg, const agx_args *a, int *told);
  * file row's, else the default; an error code when the environment's value is malformed. */
 int agx_alg_param(const agx_args *a, int i, int *value);
 
-/* ---- selection rules (src/core/rules.c, rules_file.c) ---------------------------------- */
+/* ---- selection rules (src/select/rules.c, rules_file.c) ---------------------------------- */
 /* "lo-hi" (inclusive), "lo-", "N"; K, M, G multiply by 1024. 0, or -1 when malformed. */
 int agx_span_parse(const char *s, agx_span *r);
 int agx_span_holds(agx_span r, long long x);

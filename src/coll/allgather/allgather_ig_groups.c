@@ -1,5 +1,5 @@
 /*
- * The two groups of an intergroup collective, behind one interface (agx_internal.h):
+ * The two groups of an intergroup collective, behind one interface (coll_allgather.h):
  *  - inter-communicator: merged into an intra-communicator (MPI_Intercomm_merge); the
  *    group members' ranks in it come from MPI_Group_translate_ranks, so no assumption on
  *    the merge order is needed; the local group is split off the merge;

@@ -1,5 +1,5 @@
 /*
- * The byte view of an intergroup call and its messages (agx_internal.h): packing the own
+ * The byte view of an intergroup call and its messages (coll_allgather.h): packing the own
  * contribution, the remote receive space and the final unpack; the exchange of
  * KangTraff19 shared by Algorithms 1 and 2; the root swap; the local collectives over
  * one group. Every message is a schedule run by the engine over 64-bit byte layouts, so

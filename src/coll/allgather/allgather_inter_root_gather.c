@@ -3,7 +3,7 @@
  * MPICH, MVAPICH and Open MPI use; agx's baseline.
  *
  *  1. Each group gathers its blocks (packed bytes) to its local rank 0 (the MPI library's
- *     MPI_Gatherv; the sizes come from the call's agreement, src/core/intergroup.c, where
+ *     MPI_Gatherv; the sizes come from the call's agreement, src/coll/allgather/allgather_ig_groups.c, where
  *     a production library gathers them first).
  *  2. The two roots exchange the gathered messages (one send and one receive each).
  *  3. Each root broadcasts the remote message in its group (the library's MPI_Bcast).
