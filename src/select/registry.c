@@ -25,6 +25,10 @@ void agx_registry_install(const agx_op_desc *table)
     for (int op = 0; op < AGX_OP_LAST; op++)
         for (int k = 0; k < AGX_KIND_LAST; k++) {
             const agx_table *t = agx_table_of((agx_op)op, (agx_kind)k);
+            if (t && (t->n > AGX_MAX_ALGS || t->nrules > AGX_MAX_RULES)) /* a table outgrew them */
+                fprintf(stderr, "agx: the %s %s table has %d rows and %d rules; AGX_MAX_ALGS (%d) and "
+                        "AGX_MAX_RULES (%d) must grow with it\n", ops[op].name, k ? "inter" : "intra", t->n,
+                        t->nrules, AGX_MAX_ALGS, AGX_MAX_RULES);
             for (int i = 0; i < AGX_MAX_RULES; i++)
                 rule_idx[op][k][i] = t && i < t->nrules ? agx_alg_find((agx_op)op, (agx_kind)k, t->rules[i].alg) : -1;
             rule_idx[op][k][AGX_MAX_RULES] = agx_alg_find((agx_op)op, (agx_kind)k, "native");
