@@ -8,9 +8,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static int comm_keyval = MPI_KEYVAL_INVALID;
 static atomic_int keyvals_ready; /* set once the keyvals exist: no lock on the hot path */

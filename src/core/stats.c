@@ -2,8 +2,6 @@
 #include "core.h"
 
 #include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
 
 static atomic_int enabled = -1; /* -1: not yet read from AGX_STATS */
 static atomic_ullong c_msgs_local, c_msgs_nonlocal, c_bytes_local, c_bytes_nonlocal;
@@ -28,8 +26,7 @@ int agx_stats_enabled(void)
 {
     int e = atomic_load_explicit(&enabled, memory_order_relaxed);
     if (e < 0) {
-        const char *s = getenv("AGX_STATS");
-        e = s && *s && strcmp(s, "0") != 0;
+        e = agx_env_flag("AGX_STATS");
         atomic_store(&enabled, e);
     }
     return e;
