@@ -25,175 +25,13 @@
  */
 #include "agx.h"
 #include "bench.h"
-#include "model.h"    /* KangTraff19 Eq. 5, Bienz Eq. 3/4 counts */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <getopt.h>
-#include <strings.h>
 
 
 static int rank, nprocs;
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: agx-bench allgather|allgatherv|allreduce [options]\n"
-            "       (allreduce: MPI_UNSIGNED sums of -m bytes per process)\n"
-            "       agx-bench inter-allgather --setting N [--comm inter|color] [options]\n"
-            "       agx-bench pap [-N LIST] [--iterations N] [--max-delay LIST] [-a LIST]\n"
-            "                 (Proficz21's mini-benchmark; agx-bench pap -h)\n"
-            "       agx-bench alltoallv [--pattern P] [--receivers N] [--bytes LIST] [-a LIST]\n"
-            "                 (KangRoss20's all-to-many kernels; agx-bench alltoallv -h)\n"
-            "       agx-bench twophase --workload e3sm|flash|btio --file PATH [-k LIST]\n"
-            "                 (two-phase collective write vs MPI_File_write_all; agx-bench twophase -h)\n"
-            "       agx-bench --list | --version\n"
-            "  -a LIST       algorithms, comma-separated (default: auto = agx's selection,\n"
-            "                which honours AGX_<OP>_ALGORITHM)\n"
-            "  -m MIN:MAX    bytes per process, doubling (K and M suffixes; default 8:1M)\n"
-            "  --factor F    grow sizes by a factor F instead of 2\n"
-            "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n"
-            "  -i N          measured iterations per size (default 100)\n"
-            "  -x N          warm-up iterations per size (default 10)\n"
-            "  -c            validate every result\n"
-            "  -M SIZE       buffers per process at most SIZE: larger sizes are left out (OSU)\n"
-            "  --dist D      allgatherv counts (also --distribution D): uniform (= regular,\n"
-            "                default), linear (rank i gets 2(i+1)/(p+1) of the size), and\n"
-            "                SharedNotify's decreasing\n"
-            "                (2(p-1-i)/(p-1)), broadcast (rank 0 sends p times the size, the\n"
-            "                others nothing), random (0..2x the size, a quarter empty; seeded)\n"
-            "  --zero-copy   allgather(v): also time agx_allgatherv_shared (row zero_copy: the\n"
-            "                result read in the node-shared segment; with -c copied out)\n"
-            "  --csv FILE    one CSV record per (op, algorithm, bytes, nprocs)\n"
-            "  --json FILE   the same records as a JSON array, each with the run's context\n"
-            "                (command, host, date, MPI library, warm-up)\n"
-            "  --sync S      barrier (default: time = max local time after MPI_Barrier) or\n"
-            "                window (time = latest end - a broadcast common start; one host, SMPI)\n"
-            "  -q            no progress line (stderr, on a terminal only: mpirun pipes it)\n"
-            "  --progress    progress lines on stderr even when it is not a terminal\n"
-            "  --regions NxM N regions of M consecutive ranks (sets AGX_REGION_SIZE=M); the\n"
-            "                Model column gives Bienz's non-local messages/bytes\n"
-            "  --setting N   inter-allgather: KangTraff19 setting 1-8 (default 1)\n"
-            "  --comm C      inter-allgather on an inter-communicator (inter, default) or on\n"
-            "                the colour split of MPI_COMM_WORLD (color)\n"
-            "  --list        every registered algorithm with its description\n"
-            "  --version     agx's version\n");
-}
-
-/* The options, strictly: every value whole and in range, every flag known; on an error,
- * a message naming the flag in `err` (printed by rank 0 after MPI_Init) and -1. */
-static int parse_args(int argc, char **argv, options *o, char *err, size_t errlen)
-{
-    static const struct option lo[] = {{"dist", 1, 0, 'D'},    {"regions", 1, 0, 'G'}, {"setting", 1, 0, 'S'},
-                                       {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
-                                       {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {"distribution", 1, 0, 'D'},
-                                       {"sync", 1, 0, 'W'},    {"factor", 1, 0, 'F'},  {"full", 0, 0, 'f'},
-                                       {"progress", 0, 0, 'P'},
-                                       {0, 0, 0, 0}};
-    memset(o, 0, sizeof *o);
-    o->min_bytes = 8;
-    o->max_bytes = 1 << 20;
-    o->iters = 100;
-    o->warmup = 10;
-    o->mult = 2;
-    if (!strcmp(argv[1], "allgather"))
-        o->op = AGX_OP_ALLGATHER;
-    else if (!strcmp(argv[1], "allgatherv"))
-        o->op = AGX_OP_ALLGATHERV;
-    else if (!strcmp(argv[1], "allreduce"))
-        o->op = AGX_OP_ALLREDUCE;
-    else if (!strcmp(argv[1], "inter-allgather"))
-        o->setting = -1;
-    else
-        return snprintf(err, errlen, "unknown mode '%s' (allgather, allgatherv, allreduce, inter-allgather, "
-                        "alltoallv, twophase, pap, --list)", argv[1]), -1;
-    int sized = 0, c, v, inter = o->setting == -1;
-    optind = 0; /* a full reset (SMPI runs every rank in one process); argv[1] is the name */
-    opterr = 0; /* the message is ours, printed once */
-    while ((c = getopt_long(argc - 1, argv + 1, "+:a:m:i:x:M:cfqh", lo, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            if ((o->nalgs = bench_split(optarg, o->algs, MAX_ALGS)) <= 0)
-                return snprintf(err, errlen, "-a %s: 1 to %d algorithms", optarg, MAX_ALGS), -1;
-            break;
-        case 'm':
-            if (bench_range("-m", optarg, 1LL << 30, &o->min_bytes, &o->max_bytes, err, errlen))
-                return -1;
-            sized = 1;
-            break;
-        case 'F': case 'i': case 'x': case 'S':
-            if (bench_int(c == 'S' ? "--setting" : c == 'F' ? "--factor" : c == 'i' ? "-i" : "-x", optarg,
-                          c == 'x' ? 0 : c == 'F' ? 2 : 1, c == 'S' ? 8 : 1 << 24, &v, err, errlen))
-                return -1;
-            *(c == 'F' ? &o->mult : c == 'i' ? &o->iters : c == 'x' ? &o->warmup : &o->setting) = v;
-            break;
-        case 'D':
-            for (o->dist = 0; o->dist < BENCH_NDIST && strcmp(optarg, bench_dist_names[o->dist]); o->dist++)
-                ;
-            if (o->dist == BENCH_NDIST)
-                return snprintf(err, errlen, "--dist %s: uniform, linear, regular, decreasing, broadcast or random",
-                                optarg), -1;
-            break;
-        case 'K': /* --comm inter|color: 0 or 1 */
-            if (bench_choice("--comm", optarg, "inter", "color", &o->color_split, err, errlen))
-                return -1;
-            break;
-        case 'Z': o->zero_copy = 1; break;
-        case 'W': /* --sync barrier|window: 0 or 1 */
-            if (bench_choice("--sync", optarg, "barrier", "window", &o->window, err, errlen))
-                return -1;
-            break;
-        case 'G':
-            if (bench_regions(optarg, &o->region_size, err, errlen))
-                return -1;
-            break;
-        case 'M': /* OSU's --mem-limit: buffers per process */
-            if ((o->mem_limit = parse_size(optarg)) <= 0)
-                return snprintf(err, errlen, "-M %s: a size (K, M, G suffixes) above 0", optarg), -1;
-            break;
-        case 'c': o->check = 1; break;
-        case 'f': o->full = 1; break;
-        case 'q': o->quiet = 1; break;
-        case 'P': o->progress = 1; break;
-        case 'C': o->csv = optarg; break;
-        case 'J': o->json = optarg; break;
-        case 'h': usage(stdout); exit(0);
-        case ':': return snprintf(err, errlen, "%s needs a value", argv[optind]), -1;
-        default: return snprintf(err, errlen, "unknown option '%s' (agx-bench -h)", argv[optind]), -1;
-        }
-    }
-    if (optind < argc - 1 && !strcmp(argv[optind], "-f")) /* the old -f F (then the factor) */
-        return snprintf(err, errlen, "unexpected argument '%s': -f is OSU's full statistics, the size "
-                        "factor is --factor %s", argv[optind + 1], argv[optind + 1]), -1;
-    if (optind < argc - 1)
-        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind + 1]), -1;
-    if (!inter && (o->setting || o->color_split))
-        return snprintf(err, errlen, "--setting and --comm are inter-allgather's options"), -1;
-    if (o->setting == -1) /* inter-allgather without --setting: setting 1 */
-        o->setting = 1;
-    if (o->setting) {
-        o->op = o->setting <= 4 ? AGX_OP_ALLGATHER : AGX_OP_ALLGATHERV;
-        if (!sized) { /* the paper's sweep starts at 64 KiB; 1 MiB keeps it short here */
-            o->min_bytes = 64 * 1024;
-            o->max_bytes = 1 << 20;
-        }
-        if (o->nalgs == 0) {
-            o->algs[o->nalgs++] = strdup("root_gather");
-            o->algs[o->nalgs++] = strdup(o->setting <= 4 ? "segmented" : "segmented_v");
-            o->algs[o->nalgs++] = strdup("native");
-        }
-    }
-    if (o->nalgs == 0)
-        o->algs[o->nalgs++] = strdup("auto");
-    if (o->zero_copy) {
-        if (o->op != AGX_OP_ALLGATHERV && o->op != AGX_OP_ALLGATHER)
-            return snprintf(err, errlen, "--zero-copy is allgather(v)'s option"), -1;
-        if (o->nalgs < MAX_ALGS)
-            o->algs[o->nalgs++] = strdup("zero_copy");
-    }
-    return 0;
-}
 
 /* The communicator a run uses: MPI_COMM_WORLD's duplicate, or for inter-allgather an
  * inter-communicator between the two groups (or the duplicate, for a colour split). */
@@ -321,12 +159,13 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     rec->setting = o->setting;
     rec->p = sh.p;
     rec->q = sh.q;
-    rec->eq5 = o->setting ? agx_model_ig_eq5_ratio(sh.KA, sh.KB) : 0;
-    rec->volume = o->setting ? agx_model_ig_volume_ratio(sh.p, sh.q, sh.KA, sh.KB, sh.kA0, sh.kB0) : 0;
+    rec->eq5 = o->setting ? agx_model_intergroup_eq5(sh.KA, sh.KB) : 0;
+    rec->volume = o->setting ? agx_model_intergroup_volume(sh.p, sh.q, sh.KA, sh.KB, sh.kA0, sh.kB0) : 0;
     if (o->setting || o->op != AGX_OP_ALLGATHER)
         rec->model_msgs = rec->model_bytes = -1;
-    else
-        model_counts(ran, g_labels, nprocs, bytes, &rec->model_msgs, &rec->model_bytes);
+    else if (g_labels)
+        agx_model_allgather_nonlocal(ran, nprocs, g_labels, bytes, bench_leaders(), &rec->model_msgs,
+                                     &rec->model_bytes);
     if (rank == 0) {
         double t[5];
         bench_summary(tmax, o->iters, t);
@@ -341,9 +180,6 @@ fn_exit:
     return rc;
 }
 
-int agx_bench_pap(int argc, char **argv);
-int agx_bench_a2a(int argc, char **argv);
-int agx_bench_io(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
@@ -364,15 +200,15 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
+        bench_coll_usage(stdout);
         return 0;
     }
     char err[256] = "";
     if (argc < 2) {
-        usage(stderr);
+        bench_coll_usage(stderr);
         return 2;
     }
-    if (parse_args(argc, argv, &o, err, sizeof err) != 0) /* every rank fails alike; rank 0 says why */
+    if (bench_coll_args(argc, argv, &o, err, sizeof err) != 0) /* every rank fails alike; rank 0 says why */
         return bench_arg_error(argc, argv, err);
     bench_set_regions(o.region_size);
     MPI_Init(&argc, &argv);

@@ -13,7 +13,6 @@
  *                      [--vars N] [--cells N] [--block N] [-i N] [--csv F] [--json F]
  */
 #include "bench.h"
-#include "bench_io.h"
 
 #include <getopt.h>
 #include <stdio.h>

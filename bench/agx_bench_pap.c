@@ -24,154 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <getopt.h>
 #include <unistd.h>
-
-#define PAP_MAX 16
-
-typedef struct {
-    long long n[PAP_MAX];
-    int nn;
-    double delay[PAP_MAX]; /* seconds */
-    int nd;
-    char *alg[PAP_MAX];
-    int na;
-    int iters, warmup;
-    double compute;        /* seconds */
-    const char *csv, *json;
-    int per_process;       /* -m: n[] holds bytes per process, not total floats */
-    int quiet, progress;   /* -q, --progress */
-} pap_opts;
-
-typedef struct {
-    double elapsed, run, omega, absorb;
-    double tau;            /* bdr: tau of the last schedule (s) */
-    double presteps;       /* bdr: pre-step transfers per schedule, mean */
-    int ok;
-} pap_res;
-
-static void pap_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: agx-bench pap [options]   (launch with tools/agxrun --threads)\n"
-            "  -m LIST            bytes per process, comma-separated, K/M/G suffixes (floats:\n"
-            "                     bytes / 4 each)\n"
-            "  -N LIST            or the paper's N: total floats gathered, comma-separated\n"
-            "                     (default 128K,256K,512K,1M,2M)\n"
-            "  -i, --iterations N measured iterations per case (default 256)\n"
-            "  -x, --warmup N     unmeasured iterations first (default 3; bdr measures tau there)\n"
-            "  --max-delay LIST   maximum arrival delays, us/ms/s suffixes, plain = ms\n"
-            "                     (default 0,1ms,5ms,10ms,50ms,100ms,500ms; 0 is always run)\n"
-            "  --compute T        compute phase without delay (default 200ms, the paper's)\n"
-            "  -a LIST            algorithms (default ring,neighbor_exchange,gather_bcast,bdr,bslb)\n"
-            "  --csv FILE         one record per (N, max delay, algorithm)\n"
-            "  --json FILE        the same records as a JSON array, with the run's context\n"
-            "  -q                 no progress line (stderr, on a terminal only: mpirun pipes it)\n"
-            "  --progress         progress lines on stderr even when it is not a terminal\n");
-}
-
-/* "5ms", "250us", "0.5s", "10" (ms) -> seconds; < 0 on error */
-static double parse_time(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v < 0 || !isfinite(v))
-        return -1;
-    if (!strcmp(end, "us"))
-        return v * 1e-6;
-    if (!strcmp(end, "ms") || !*end)
-        return v * 1e-3;
-    if (!strcmp(end, "s"))
-        return v;
-    return -1;
-}
-
-static int cmp_d(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-/* A comma-separated list of sizes (-m, -N) into v[0..*n); 0, or -1 with a message. */
-static int size_list(const char *flag, const char *list, long long *v, int *n, char *err, size_t errlen)
-{
-    char *tok[PAP_MAX];
-    int nt = bench_split(list, tok, PAP_MAX), bad = nt < 1;
-    for (int k = 0; k < nt; k++) {
-        if (!bad && ((v[k] = parse_size(tok[k])) <= 0 || v[k] > (1LL << 40)))
-            bad = 1, snprintf(err, errlen, "%s: '%s' is not a size in [1, 1T] (K, M, G suffixes)", flag, tok[k]);
-        free(tok[k]);
-    }
-    if (nt < 1)
-        snprintf(err, errlen, "%s %s: 1 to %d sizes", flag, list, PAP_MAX);
-    *n = bad ? 0 : nt;
-    return bad ? -1 : 0;
-}
-
-static int parse(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
-{
-    static const struct option lo[] = {{"iterations", 1, 0, 'i'}, {"warmup", 1, 0, 'x'}, {"max-delay", 1, 0, 'D'},
-                                       {"compute", 1, 0, 'T'},    {"csv", 1, 0, 'C'},    {"json", 1, 0, 'J'},
-                                       {"help", 0, 0, 'h'},       {"progress", 0, 0, 'P'},
-                                       {0, 0, 0, 0}};
-    memset(o, 0, sizeof *o);
-    o->iters = 256;
-    o->warmup = 3;
-    o->compute = 0.2;
-    const char *ns = "128K,256K,512K,1M,2M", *ds = "0,1ms,5ms,10ms,50ms,100ms,500ms";
-    const char *as = "ring,neighbor_exchange,gather_bcast,bdr,bslb", *ms = NULL;
-    int c;
-    optind = 0; /* see agx_bench_a2a.c */
-    opterr = 0;
-    argc--, argv++;
-    while ((c = getopt_long(argc, argv, "+:N:m:i:x:a:qh", lo, NULL)) != -1) {
-        switch (c) {
-        case 'N': ns = optarg, ms = NULL; break;
-        case 'm': ms = optarg; break;
-        case 'i': case 'x':
-            if (bench_int(c == 'i' ? "-i" : "-x", optarg, c == 'i', 1 << 24, c == 'i' ? &o->iters : &o->warmup, err,
-                          errlen))
-                return -1;
-            break;
-        case 'D': ds = optarg; break;
-        case 'T':
-            if ((o->compute = parse_time(optarg)) < 0)
-                return snprintf(err, errlen, "--compute %s: a time like 200ms, 250us or 0.5s", optarg), -1;
-            break;
-        case 'a': as = optarg; break;
-        case 'C': o->csv = optarg; break;
-        case 'J': o->json = optarg; break;
-        case 'q': o->quiet = 1; break;
-        case 'P': o->progress = 1; break;
-        case 'h': pap_usage(stdout); exit(0);
-        default: return bench_bad_option(c, argv, err, errlen);
-        }
-    }
-    if (optind < argc)
-        return snprintf(err, errlen, "unexpected argument '%s'", argv[optind]), -1;
-    o->per_process = ms != NULL;
-    if (size_list(ms ? "-m" : "-N", ms ? ms : ns, o->n, &o->nn, err, errlen))
-        return -1;
-    o->delay[o->nd++] = 0; /* the flat pattern: r' of Eq. 4 */
-    char *tok[PAP_MAX];
-    int nt = bench_split(ds, tok, PAP_MAX - 1), bad = nt < 1;
-    for (int k = 0; k < nt; k++) {
-        double d = parse_time(tok[k]);
-        if (!bad && d < 0)
-            bad = 1, snprintf(err, errlen, "--max-delay: '%s' is not a time like 5ms, 250us or 0.5s", tok[k]);
-        if (d > 0)
-            o->delay[o->nd++] = d;
-        free(tok[k]);
-    }
-    if (nt < 1)
-        snprintf(err, errlen, "--max-delay %s: 1 to %d delays", ds, PAP_MAX - 1);
-    if (bad)
-        return -1;
-    qsort(o->delay, (size_t)o->nd, sizeof(double), cmp_d);
-    if ((o->na = bench_split(as, o->alg, PAP_MAX)) <= 0)
-        return snprintf(err, errlen, "-a %s: 1 to %d algorithms", as, PAP_MAX), -1;
-    return 0;
-}
 
 static int is_pap(const char *alg) { return !strcmp(alg, "bdr") || !strcmp(alg, "bslb"); }
 
@@ -316,11 +169,11 @@ int agx_bench_pap(int argc, char **argv)
 {
     pap_opts o;
     if (argc >= 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-        pap_usage(stdout);
+        bench_pap_usage(stdout);
         return 0;
     }
     char err[256] = "";
-    if (parse(argc, argv, &o, err, sizeof err))
+    if (bench_pap_args(argc, argv, &o, err, sizeof err))
         return bench_arg_error(argc, argv, err);
     int provided, rank, p;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);

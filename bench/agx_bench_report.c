@@ -6,7 +6,6 @@
  */
 #include "agx.h"
 #include "bench.h"
-#include "locality.h" /* region counts for the header */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +31,12 @@ void report_header(const options *o, int nprocs, const int *labels, int gp, int 
     printf("# Msgs and Bytes: sent per call by the busiest rank, local/non-local "
            "(same node / other node); '-' = not visible (native)\n");
     if (labels) {
-        agx_regions R;
-        agx_regions_init(&R, nprocs, labels);
+        int nr = 0, lo = 0, hi = 0;
+        agx_model_regions(nprocs, labels, &nr, &lo, &hi);
         printf("# regions: %d, sizes %d..%d%s; Model = Bienz's non-local messages/bytes of the "
-               "busiest rank (Eq. 3/4 counts)\n", R.r, R.min_size, R.max_size,
+               "busiest rank (Eq. 3/4 counts)\n", nr, lo, hi,
                getenv("AGX_REGION_SIZE") ? " (AGX_REGION_SIZE)" : getenv("AGX_REGIONS") ? " (AGX_REGIONS)"
                                                                  : " (shared-memory nodes)");
-        agx_regions_free(&R);
     }
     printf("%-10s %-20s", "# Size", "Algorithm");
     bench_time_header(o->full);

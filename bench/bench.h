@@ -1,4 +1,4 @@
-/* Helpers shared by agx-bench's modes (agx_bench.c, agx_bench_pap.c, bench_shape.c). */
+/* The one header of agx-bench (the bench folder; tests/mpi/test_twophase.c uses its I/O part). */
 #ifndef AGX_BENCH_H
 #define AGX_BENCH_H
 
@@ -98,6 +98,54 @@ typedef struct {
 
 /* agx_bench_report.c: rank 0's table header and rows (first = the size's first
  * algorithm's average, for the Speedup column), and the CSV / JSON files (1 on failure). */
+/* agx-bench pap's options (Proficz21 Listing 4's sweep). */
+#define PAP_MAX 16
+
+typedef struct {
+    long long n[PAP_MAX];
+    int nn;
+    double delay[PAP_MAX]; /* seconds */
+    int nd;
+    char *alg[PAP_MAX];
+    int na;
+    int iters, warmup;
+    double compute;        /* seconds */
+    const char *csv, *json;
+    int per_process;       /* -m: n[] holds bytes per process, not total floats */
+    int quiet, progress;   /* -q, --progress */
+} pap_opts;
+
+typedef struct {
+    double elapsed, run, omega, absorb;
+    double tau;            /* bdr: tau of the last schedule (s) */
+    double presteps;       /* bdr: pre-step transfers per schedule, mean */
+    int ok;
+} pap_res;
+
+/* agx-bench alltoallv's options (KangRoss20's patterns). */
+enum { P_TO_MANY, P_MANY, P_UNIFORM };
+extern const char *const bench_a2a_patterns[3]; /* their --pattern names */
+
+typedef struct {
+    int pattern, nrecv, nsend, stride, iters, warmup, check, quiet, full, region_size;
+    long long bytes[64];
+    int nbytes;
+    char *algs[MAX_ALGS];
+    int nalgs;
+    const char *csv, *json;
+} a2a_opts;
+
+/* Each mode's options, strictly: every value whole and in range, every flag known; on an
+ * error a message naming the flag in `err` and -1 (agx_bench_args.c). */
+void bench_coll_usage(FILE *f);
+void bench_pap_usage(FILE *f);
+int bench_coll_args(int argc, char **argv, options *o, char *err, size_t errlen);
+int bench_pap_args(int argc, char **argv, pap_opts *o, char *err, size_t errlen);
+int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen);
+/* The other modes' mains (agx_bench_pap.c, agx_bench_a2a.c, agx_bench_io.c). */
+int agx_bench_pap(int argc, char **argv);
+int agx_bench_a2a(int argc, char **argv);
+int agx_bench_io(int argc, char **argv);
 void report_header(const options *o, int nprocs, const int *labels, int gp, int gq);
 void report_row(const options *o, const record *r, double first);
 int report_csv(const char *path, const options *o, int nprocs, const record *r, int n);
@@ -132,9 +180,8 @@ void free_shape(shape *sh);
 void bench_fill(const options *o, const shape *sh, unsigned char *sbuf, int rank, int it);
 int bench_check(const options *o, const shape *sh, const unsigned char *rbuf, int rank, int nprocs, int it,
                 const char *alg, long long bytes);
-/* Bienz's prediction of the busiest process's non-local messages and bytes (-1: none). */
-void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
-                  long long *nbytes);
+/* multileader's leaders per region as the run sets them (AGX_LEADERS; 0: its default). */
+int bench_leaders(void);
 
 /* --sync window: how long before the common start time rank 0 sets it (twice the slowest
  * barrier + broadcast of a few trials, plus 5 us). Collective over MPI_COMM_WORLD. */
@@ -145,5 +192,53 @@ double bench_window_slack(void);
 double bench_start(int window, double slack, int *late);
 /* Rank 0 says on stderr how many rank-iterations started late (collective). */
 void bench_late_report(int late, const char *alg, long long bytes);
+
+/* ---- two-phase I/O workloads (bench_io.c) ----------------------------------------------
+ * KangRoss20 Sec. V, Table I, as per-process request lists, and the reference write and
+ * read-back check that agx-bench twophase and tests/mpi/test_twophase.c share. Each process generates only its own requests (O(own)).
+ * File byte o always holds bio_byte(o, seed), so any misplaced byte is seen.
+ */
+typedef struct {
+    int n;               /* requests, in the order the process gives them */
+    MPI_Offset *off;
+    int *len;
+    char *buf;           /* their data, packed in that order */
+    long long bytes;     /* sum of len */
+    long long file_size; /* the file's size once every process wrote (same everywhere) */
+} bio_reqs;
+
+typedef struct {
+    int vars;            /* e3sm: variables (default 4) */
+    long long cells;     /* e3sm: cells per process and variable (default 4096);
+                          * btio: grid points per dimension N (default 64) */
+    int block;           /* flash: block edge (default 8: 8^3 doubles) */
+} bio_params;
+
+/* E3SM-F-like (Sec. V-A; E3SM-IO's F case): `vars` arrays of p * cells doubles; array
+ * k-th group of p runs (g_k = 1..3 doubles each, irregular) gives each process one run at
+ * a position that moves with k: tiny noncontiguous requests spread over the whole file,
+ * every process sending to every aggregator (all-to-many). */
+int bio_e3sm(int p, int r, const bio_params *bp, unsigned seed, bio_reqs *q);
+/* FLASH-IO-like (Sec. V-B; PnetCDF's FLASH-IO benchmark): 24 variables, each an array of
+ * blocks of block^3 doubles, process r owning 80 + r % 3 consecutive blocks of every
+ * variable (80-82 per process, weak scaling): 24 contiguous requests per process. */
+int bio_flash(int p, int r, const bio_params *bp, bio_reqs *q);
+/* BTIO-like (Sec. V-C; NPB BTIO): p = q^2, an N^3 grid of 5 doubles per point (40 B, x
+ * fastest), cut into q^3 subarrays; in z-layer k process (i, j) owns subarray
+ * ((i - k) mod q, (j + k) mod q) (sqrt(p) permutations, Fig. 7): one request per (z, y)
+ * row of each owned subarray. MPI_ERR_ARG when p is not a square. */
+int bio_btio(int p, int r, const bio_params *bp, bio_reqs *q);
+/* Fill buf with each request's bytes. */
+int bio_fill(bio_reqs *q, unsigned seed);
+unsigned char bio_byte(long long off, unsigned seed);
+void bio_free(bio_reqs *q);
+
+/* The same bytes through MPI_File_write_all: a file view of the requests in file order
+ * (hindexed), the data described in place (hindexed over buf); the view is reset after. */
+int bio_reference_write(MPI_File fh, const bio_reqs *q);
+/* Read back this process's requests (a view, one MPI_File_read_all) and count the bytes
+ * that differ from bio_byte; the file size must be file_size. Collective. Returns an MPI
+ * error code; *bad: wrong bytes here (+1 for a wrong size on rank 0). */
+int bio_check(MPI_File fh, MPI_Comm comm, const bio_reqs *q, unsigned seed, long long *bad);
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * Two-phase I/O workloads and their reference write / check (bench_io.h).
+ * Two-phase I/O workloads and their reference write / check (bench.h).
  */
-#include "bench_io.h"
+#include "bench.h"
 
 #include <stdlib.h>
 #include <string.h>

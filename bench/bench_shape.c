@@ -3,8 +3,6 @@
  * intergroup settings 1-8) and Bienz's model of the non-local traffic.
  */
 #include "bench.h"
-#include "locality.h" /* region labels, for the model column */
-#include "model.h"    /* Bienz Eq. 3/4 counts */
 
 #include <limits.h>
 #include <stdio.h>
@@ -159,37 +157,10 @@ void free_shape(shape *sh)
     free(sh->src);
 }
 
-/* Bienz's prediction of the busiest process's non-local messages and bytes for the
- * locality-relevant algorithms (equal regions for the locality-aware ones); -1 if none. */
-void model_counts(const char *alg, const int *label, int nprocs, long long bytes, long long *msgs,
-                  long long *nbytes)
+/* multileader's leaders per region as the run sets them (AGX_LEADERS; 0: its default). */
+int bench_leaders(void)
 {
-    agx_regions R;
-    *msgs = *nbytes = -1;
-    if (!label || agx_regions_init(&R, nprocs, label))
-        return;
-    int equal = R.min_size == R.max_size, pl = R.min_size, r = R.r, lg = 0;
-    while ((1 << lg) < r)
-        lg++;
     const char *ld = getenv("AGX_LEADERS");
-    int nl = ld && atoi(ld) > 0 ? atoi(ld) : 2;
-    if (nl > pl)
-        nl = pl;
-    if (!strcmp(alg, "bruck")) {
-        int m, b;
-        agx_model_bruck_nonlocal(nprocs, label, &m, &b);
-        *msgs = m;
-        *nbytes = b * bytes;
-    } else if (equal && !strcmp(alg, "loc_bruck")) {
-        *msgs = agx_model_loc_bruck_nonlocal_msgs(r, pl);
-        *nbytes = agx_model_loc_bruck_nonlocal_blocks(r, pl) * bytes;
-    } else if (equal && !strcmp(alg, "hierarchical")) {
-        *msgs = lg;
-        *nbytes = (long long)(r - 1) * pl * bytes;
-    } else if (equal && !strcmp(alg, "multileader") && pl % nl == 0) {
-        *msgs = lg;
-        *nbytes = (long long)(r - 1) * (pl / nl) * bytes;
-    }
-    agx_regions_free(&R);
+    return ld && atoi(ld) > 0 ? atoi(ld) : 0;
 }
 

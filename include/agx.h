@@ -286,6 +286,27 @@ const char *agx_op_name(agx_op op);
  * the rules in force (environment, AGX_TUNING_FILE, built-in default). tools: agx-info. */
 int agx_print_info(MPI_Comm comm, FILE *out);
 
+/* ---- the papers' cost models (pure: no MPI, no communicator) -------------------------
+ * What agx-bench prints next to the counts it measures, for tools that want the same. */
+/* The regions of region_of[0..nprocs) (ranks with equal labels share a region, as from
+ * agx_comm_regions): how many, and the sizes of the smallest and the largest. */
+int agx_model_regions(int nprocs, const int region_of[], int *count, int *min_size, int *max_size);
+/* Bienz Eq. 3/4 counts: the non-local messages and bytes sent by the busiest process in
+ * one allgather of `bytes` per process by the algorithm `name` (bruck, loc_bruck,
+ * hierarchical, multileader with `leaders` per region, 0 for its default 2) over the
+ * regions region_of. MPI_ERR_ARG when agx has no model for it (another name, or unequal
+ * regions for the locality-aware ones); *msgs = *nbytes = -1 then. */
+int agx_model_allgather_nonlocal(const char *name, int nprocs, const int region_of[], long long bytes,
+                                 int leaders, long long *msgs, long long *nbytes);
+/* KangTraff19 Eq. 5, the expected gain of its Algorithms 1/2 over root gathering as
+ * messages grow, (M + 3 KA + 3 KB) / M with M = max(KA, KB): KA, KB the bytes of the
+ * two groups. */
+double agx_model_intergroup_eq5(double KA, double KB);
+/* The bytes all processes copy, root gathering over segmentation, when one node's memory
+ * bandwidth is shared by every transfer: p, q the group sizes, kA0, kB0 the roots' own
+ * blocks. */
+double agx_model_intergroup_volume(int p, int q, double KA, double KB, double kA0, double kB0);
+
 /* ---- counters --------------------------------------------------------------------------
  * Per process, summed over communicators: messages and bytes sent by agx algorithms,
  * split local (peer on the same shared-memory node) and non-local. Messages sent by the

@@ -1,6 +1,7 @@
 """agxsim: what agx-sim's scenarios and agx-demo share: running agx-bench under SimGrid SMPI on
 sim/platform.py's machines (smpirun, with folding and a wall limit), the locality runs, and
-formatting. Imported by tools/agx-sim and tools/agx-demo (both put tools/ on sys.path).
+formatting. Imported by tools/agx-sim, its scenarios (agxsim_scenarios.py) and tools/agx-demo
+(both put tools/ on sys.path).
 """
 import csv
 import os

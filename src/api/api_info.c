@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A rule's conditions as text ("any" when it has none). */
 /* The i-th algorithm serving op, as the public listing counts them. */
 static int serves(const agx_alg *alg, agx_op op) { return (alg->ops >> op) & 1u; }
 

@@ -89,7 +89,24 @@ int main(int argc, char **argv)
                    good ? "ok  " : "FAIL", exp[k].alg, mx[0], exp[k].msgs, mx[1], exp[k].blocks,
                    allok ? "" : ", WRONG RESULT");
         good ? passed++ : failed++;
+        /* the public model (agx_model_allgather_nonlocal, what agx-bench prints) says the same */
+        long long pm = -1, pb = -1;
+        int prc = agx_model_allgather_nonlocal(exp[k].alg, p, label, 4 * n, nl, &pm, &pb);
+        int has = k < 4 && exp[k].msgs >= 0 && exp[k].blocks >= 0;
+        good = has ? prc == MPI_SUCCESS && pm == exp[k].msgs && pb == exp[k].blocks * 4 * n
+                   : prc == MPI_ERR_ARG && pm == -1 && pb == -1;
+        if (rank == 0 && !good)
+            printf("FAIL agx_model_allgather_nonlocal(%s): rc %d, %lld messages, %lld bytes\n", exp[k].alg, prc, pm, pb);
+        good ? passed++ : failed++;
     }
+    int pr, plo, phi, *mine_of = malloc(sizeof(int) * p);
+    agx_comm_regions(c, mine_of);
+    int good = agx_model_regions(p, label, &pr, &plo, &phi) == MPI_SUCCESS && pr == r && plo == R.min_size &&
+               phi == R.max_size && agx_model_regions(p, mine_of, &pr, &plo, &phi) == MPI_SUCCESS && pr == r;
+    if (rank == 0)
+        printf("%s agx_model_regions: %d regions, sizes %d..%d\n", good ? "ok  " : "FAIL", pr, plo, phi);
+    good ? passed++ : failed++;
+    free(mine_of);
     if (rank == 0)
         printf("test_regions p=%d: %d passed, %d failed\n", p, passed, failed);
     agx_regions_free(&R);

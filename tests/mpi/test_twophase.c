@@ -16,7 +16,7 @@
  */
 #include "agx.h"
 #include "mpitest.h"
-#include "../../bench/bench_io.h"
+#include "../../bench/bench.h"
 
 #include <signal.h>
 #include <sys/resource.h>

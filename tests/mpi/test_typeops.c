@@ -35,28 +35,6 @@ static MPI_Comm comm;
 static const char *cfg = "";
 static long long cases_run;
 
-/* the user ops */
-static void user_maxloc(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    tt_double_int *a = in, *b = inout;
-    for (int k = 0; k < *len; k++)
-        if (a[k].v > b[k].v || (a[k].v == b[k].v && a[k].i < b[k].i))
-            b[k].v = a[k].v, b[k].i = a[k].i; /* the fields only: the holes stay the caller's */
-}
-/* x -> v x + i, composed in rank order (in is the earlier map): associative, not commutative */
-static void user_affine(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    tt_short_int *f = in, *g = inout;
-    for (int k = 0; k < *len; k++) {
-        unsigned short v = (unsigned short)((unsigned short)g[k].v * (unsigned short)f[k].v);
-        unsigned i = (unsigned)(unsigned short)g[k].v * (unsigned)f[k].i + (unsigned)g[k].i;
-        g[k].v = (short)v;
-        g[k].i = (int)i;
-    }
-}
-
 typedef struct {
     char name[96];
     const tt_type *base;  /* element layout of the base type */
@@ -325,8 +303,8 @@ int main(int argc, char **argv)
         algs[nalg++] = "auto";
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* duplicates inherit it */
     MPI_Op umax, uaff;
-    MPI_Op_create(user_maxloc, 1, &umax);
-    MPI_Op_create(user_affine, 0, &uaff);
+    MPI_Op_create(tt_user_maxloc, 1, &umax);
+    MPI_Op_create(tt_user_affine, 0, &uaff);
     /* configurations: as launched; regions of 2; regions of 2 with 8-byte lanes */
     static const char *cfgs[3] = {"regions=as-launched", "regions=2", "regions=2,lanes=8B"};
     for (int g = 0; g < (quick ? 2 : 3); g++) {

@@ -71,6 +71,29 @@ typedef struct { long v; int i; } tt_long_int;
 typedef struct { short v; int i; } tt_short_int;
 typedef struct { long double v; int i; } tt_ldouble_int;
 
+/* User ops on the padded pairs (test_typeops): a commutative MAXLOC on DOUBLE_INT, and on
+ * SHORT_INT an affine composition, associative but not commutative. */
+static inline void tt_user_maxloc(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    tt_double_int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++)
+        if (a[k].v > b[k].v || (a[k].v == b[k].v && a[k].i < b[k].i))
+            b[k].v = a[k].v, b[k].i = a[k].i; /* the fields only: the holes stay the caller's */
+}
+/* x -> v x + i, composed in rank order (in is the earlier map): associative, not commutative */
+static inline void tt_user_affine(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    tt_short_int *f = in, *g = inout;
+    for (int k = 0; k < *len; k++) {
+        unsigned short v = (unsigned short)((unsigned short)g[k].v * (unsigned short)f[k].v);
+        unsigned i = (unsigned)(unsigned short)g[k].v * (unsigned)f[k].i + (unsigned)g[k].i;
+        g[k].v = (short)v;
+        g[k].i = (int)i;
+    }
+}
+
 #define TT_S(name, cls, kind, size) {#name, name, cls, 1, {{0, kind, size}}}
 #define TT_C(name, kind, size) {#name, name, TT_COMPLEX, 2, {{0, kind, size}, {size, kind, size}}}
 #define TT_P(name, st, vk, ik) \

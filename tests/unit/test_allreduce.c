@@ -10,127 +10,13 @@
  * SharedNotify Sec. III and the sends of rank 0 in its Figures 4 (n = 7) and 5 (n = 11).
  */
 #include "allreduce.h"
+#include "simexpr.h"
 #include "unit.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MAXB 40 /* buffers */
-
-typedef struct {
-    int p, nb, nbuf;
-    char **v; /* v[(r * nbuf + buf) * nb + b] */
-    int *sent; /* messages sent per rank */
-} world;
-
-static char **cell(world *w, int r, int buf, int b) { return &w->v[((size_t)r * w->nbuf + buf) * w->nb + b]; }
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 4;
-    char *s = malloc(n);
-    snprintf(s, n, "(%s.%s)", a, b);
-    return s;
-}
-
-static void set(char **c, char *s)
-{
-    free(*c);
-    *c = s;
-}
-
-/* Run the schedules S[0..p) on w; returns 0 when every message matched. */
-static int run(world *w, const agx_sched *S)
-{
-    int p = w->p, rounds = 0;
-    for (int r = 0; r < p; r++)
-        rounds = S[r].nrounds > rounds ? S[r].nrounds : rounds;
-    char *used = calloc((size_t)p * 4096, 1);
-    for (int t = 0; t < rounds; t++) {
-        /* messages: for each send, the first unused matching receive at the peer */
-        char **stage = calloc((size_t)p * w->nbuf * w->nb, sizeof(char *));
-        for (int r = 0; r < p; r++)
-            for (int i = 0; i < S[r].n; i++) {
-                const agx_sop *o = &S[r].ops[i];
-                if (o->round != t || o->kind != AGX_SOP_SEND)
-                    continue;
-                const agx_sched *d = &S[o->peer];
-                int k = 0;
-                for (; k < d->n; k++) {
-                    const agx_sop *q = &d->ops[k];
-                    if (q->round != t || q->kind != AGX_SOP_RECV || q->peer != r || used[o->peer * 4096 + k])
-                        continue;
-                    int same = agx_sop_nblocks(d, q) == agx_sop_nblocks(&S[r], o);
-                    for (int b = 0; b < w->nb && same; b++)
-                        same = agx_sop_has(d, q, b) == agx_sop_has(&S[r], o, b);
-                    if (same)
-                        break;
-                }
-                if (k == d->n) {
-                    fprintf(stderr, "p=%d round %d: rank %d's send to %d has no receive\n", p, t, r, o->peer);
-                    free(stage);
-                    free(used);
-                    return -1;
-                }
-                used[o->peer * 4096 + k] = 1;
-                w->sent[r]++;
-                for (int b = 0; b < w->nb; b++)
-                    if (agx_sop_has(&S[r], o, b))
-                        stage[((size_t)o->peer * w->nbuf + d->ops[k].buf) * w->nb + b] =
-                            strdup(*cell(w, r, o->buf, b));
-            }
-        for (size_t i = 0; i < (size_t)p * w->nbuf * w->nb; i++)
-            if (stage[i])
-                set(&w->v[i], stage[i]);
-        free(stage);
-        for (int r = 0; r < p; r++)
-            for (int i = 0; i < S[r].n; i++) {
-                const agx_sop *o = &S[r].ops[i];
-                if (o->round != t || (o->kind != AGX_SOP_COPY && o->kind != AGX_SOP_REDUCE))
-                    continue;
-                for (int b = 0; b < w->nb; b++)
-                    if (agx_sop_has(&S[r], o, b)) {
-                        char **dst = cell(w, r, o->buf, b), *src = *cell(w, r, o->src, b);
-                        set(dst, o->kind == AGX_SOP_COPY ? strdup(src) : join(src, *dst));
-                    }
-            }
-    }
-    for (int r = 0; r < p; r++)
-        for (int i = 0; i < S[r].n; i++)
-            if (S[r].ops[i].kind == AGX_SOP_RECV && !used[r * 4096 + i]) {
-                fprintf(stderr, "p=%d: rank %d's receive %d has no send\n", p, r, i);
-                free(used);
-                return -1;
-            }
-    free(used);
-    return 0;
-}
-
-/* The leaves of expression e in order, into out (n of them). */
-static int leaves(const char *e, int *out, int max)
-{
-    int n = 0;
-    for (const char *c = e; *c;) {
-        if (*c >= '0' && *c <= '9') {
-            if (n < max)
-                out[n] = (int)strtol(c, (char **)&c, 10);
-            n++;
-        } else
-            c++;
-    }
-    return n;
-}
-
-/* Expression e holds every contribution 0..p-1 exactly once (and no scratch 'x');
- * leaves into lv[0..p], seen[p] scratch. */
-static int once_each(const char *e, int p, int *lv, int *seen)
-{
-    int n = leaves(e, lv, p + 1), ok = n == p && !strchr(e, 'x');
-    memset(seen, 0, sizeof(int) * (size_t)p);
-    for (int i = 0; i < n && i <= p && ok; i++)
-        ok = lv[i] >= 0 && lv[i] < p && !seen[lv[i]]++;
-    return ok;
-}
 
 enum { ORDER_ANY, ORDER_RANK, ORDER_CYCLIC_RANK, ORDER_CYCLIC_BLOCK };
 
@@ -159,7 +45,7 @@ static int check(const char *name, agx_build_fn build, int p, int same_expr, int
                 *cell(&w, r, buf, b) = strdup(s);
             }
     }
-    if (ok && run(&w, S))
+    if (ok && sim_expr_run(&w, S))
         ok = 0;
     int *lv = malloc(sizeof(int) * (size_t)(p + 1)), *seen = malloc(sizeof(int) * (size_t)p);
     for (int r = 0; r < p && ok; r++)
@@ -339,7 +225,7 @@ static int check_node_ex(const int *sizes, int nr, int nl, int radix)
     }
     /* round 0 and l + 1 only where a region has two ranks */
     int want_rounds = radix ? radix_rounds(nr, nl, R.max_size) : p == 1 ? 0 : R.max_size > 1 ? l + 2 : l + 1;
-    ok = ok && run(&w, S) == 0 && rounds == want_rounds;
+    ok = ok && sim_expr_run(&w, S) == 0 && rounds == want_rounds;
     if (rounds != want_rounds)
         fprintf(stderr, "%d rounds, expected %d\n", rounds, want_rounds);
     int *lv = malloc(sizeof(int) * (size_t)(p + 1)), *seen = malloc(sizeof(int) * (size_t)p);
