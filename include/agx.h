@@ -261,6 +261,9 @@ typedef struct {
     long long bytes_written;  /* by this process as an aggregator */
     long long write_calls;    /* its MPI_File_write_at calls (contiguous runs) */
     const char *meta_kernel, *data_kernel; /* the kernels that ran */
+    long long rounds_visited; /* rounds that moved data: a span with more rounds than
+                               * pieces skips the rounds empty everywhere (rounds is then
+                               * the span's count, at most INT_MAX) */
 } agx_io_stats;
 
 /* hints: NULL for the defaults; stats: NULL, or filled on success. */

@@ -22,6 +22,8 @@
  */
 #include "twophase.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -80,25 +82,37 @@ static int metadata(agx_tp *t, int local)
     return rc;
 }
 
-/* The most senders of this aggregator in one round (each sender's records rise in
- * round; cursors per sender). */
+/* The most senders of this aggregator in one round. Its records' rounds rise in file
+ * order (a domain's stream is numbered in file order), so one walk of the merge with a
+ * stamp per sender counts them: O(records + p), whatever the number of rounds. */
 static long long round_senders(const agx_tp *t)
 {
-    long long best = 0, *cur = t->rcur;
+    long long best = 0, n = 0, *stamp = t->rcur; /* scratch; reset below */
     for (int s = 0; s < t->a.p; s++)
-        cur[s] = t->mstart[s];
-    for (long long r = 0; t->nmeta && r < t->nrounds; r++) {
-        long long n = 0;
-        for (int s = 0; s < t->a.p; s++) {
-            while (cur[s] < t->mstart[s + 1] && t->rround[cur[s]] < r)
-                cur[s]++;
-            n += cur[s] < t->mstart[s + 1] && t->rround[cur[s]] == r;
-        }
+        stamp[s] = -1;
+    for (long long k = 0; k < t->nmeta; k++) {
+        long long i = t->merged[k], r = t->rround[i];
+        if (k > 0 && r != t->rround[t->merged[k - 1]])
+            n = 0;
+        if (stamp[t->rsender[i]] != r)
+            stamp[t->rsender[i]] = r, n++;
         best = n > best ? n : best;
     }
     for (int s = 0; s < t->a.p; s++)
-        cur[s] = t->mstart[s];
+        t->rcur[s] = t->mstart[s];
     return best;
+}
+
+/* The next round from r on in which this process sends a piece or, as an aggregator,
+ * receives one (LLONG_MAX: none). */
+static long long next_round(const agx_tp *t, long long r, long long ps, long long mc)
+{
+    long long n = LLONG_MAX;
+    if (ps < t->npc)
+        n = t->pc[ps].round;
+    if (t->my_aggr >= 0 && mc < t->nmeta && t->rround[t->merged[mc]] < n)
+        n = t->rround[t->merged[mc]];
+    return n > r ? n : r;
 }
 
 /* Round r's sizes: what I send each aggregator (my pieces [*ps, ...) of round r, packed
@@ -144,8 +158,9 @@ static int write_run(agx_tp *t, long long off, const char *data, long long len, 
         t->st.bytes_written += len;
         return MPI_SUCCESS;
     }
-    char msg[MPI_MAX_ERROR_STRING] = "short write";
+    char msg[MPI_MAX_ERROR_STRING];
     int n, cls = MPI_ERR_IO;
+    snprintf(msg, sizeof msg, "a short write, %d bytes: the file system refused the rest", count);
     if (rc != MPI_SUCCESS) {
         agx_error_string(rc, msg, &n);
         MPI_Error_class(rc, &cls);
@@ -178,18 +193,30 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
         write_run(t, run_off, t->wbuf + run_w, w - run_w, werr);
 }
 
-/* Steps 4-6. */
+/* Steps 4-6. A call whose span holds more rounds than pieces (a few bytes at offset 0
+ * and at 1 TiB) visits only the rounds someone has data for: the next one is agreed (one
+ * allreduce per visited round) instead of walking every empty one. */
 static int rounds(agx_tp *t)
 {
-    long long v = 0, ps = 0, mc = 0;
+    long long v[2] = {0, t->npc}, ps = 0, mc = 0;
     int local = t->my_aggr >= 0 ? agx_tp_merge(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
     if (local == MPI_SUCCESS && t->my_aggr >= 0)
-        v = round_senders(t);
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, &v, 1, t->fn, "found overlapping requests or ran out of "
+        v[0] = round_senders(t);
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 2, t->fn, "found overlapping requests or ran out of "
                         "memory")) != MPI_SUCCESS ||
-        (rc = pick(t, t->h.data_kernel, "issend_all", v, &t->alg_data)) != MPI_SUCCESS)
+        (rc = pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
         return rc;
+    int sparse = t->nrounds > 64 && t->nrounds / t->a.p > v[1];
+    t->st.rounds_visited = 0;
     for (long long r = 0; r < t->nrounds; r++) {
+        if (sparse) {
+            long long nx = -next_round(t, r, ps, mc); /* agreed minimum */
+            if ((rc = agx_agree(t->a.comm, t->a.rank, MPI_SUCCESS, &nx, 1, t->fn, "")) != MPI_SUCCESS)
+                return rc;
+            if ((r = -nx) == LLONG_MAX)
+                break;
+        }
+        t->st.rounds_visited++;
         round_sizes(t, r, &ps);
         double t0 = now();
         if ((rc = exchange(t, t->alg_data, t->sbuf, t->rbuf)) != MPI_SUCCESS)
@@ -250,7 +277,7 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
     if (rc == MPI_SUCCESS && stats) {
         t.st.total_time = now() - t0;
         t.st.other_time = t.st.total_time - t.st.meta_time - t.st.data_time - t.st.io_time;
-        t.st.rounds = (int)t.nrounds;
+        t.st.rounds = t.nrounds < INT_MAX ? (int)t.nrounds : INT_MAX;
         t.st.aggregators = t.naggr;
         t.st.is_aggregator = t.my_aggr >= 0;
         const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_meta);

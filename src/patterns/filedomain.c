@@ -13,7 +13,8 @@ int agx_fd_init(agx_fd *fd, agx_fd_style style, int naggr, long long lo, long lo
         return -1;
     *fd = (agx_fd){.style = style, .naggr = naggr, .lo = lo, .hi = hi, .cb = cb, .ss = ss, .sc = sc};
     if (style == AGX_FD_EVEN)
-        fd->dsize = hi > lo ? (hi - lo + naggr - 1) / naggr : 1;
+        fd->dsize = hi > lo ? (hi - lo) / naggr + ((hi - lo) % naggr != 0) : 1; /* no overflow near
+                                                                                  * LLONG_MAX */
     else
         fd->row0 = lo / ss / sc;
     return 0;
@@ -25,15 +26,17 @@ static long long min3(long long a, long long b, long long c)
     return m < c ? m : c;
 }
 
+/* Lengths, never absolute ends, so that nothing overflows for a file offset near
+ * LLONG_MAX: `room` is what is left of the aggregator's contiguous stretch from off. */
 long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr, long long *round,
                        long long *pos)
 {
-    long long L, limit;
+    long long L, room;
     if (fd->style == AGX_FD_EVEN) {
         long long a = (off - fd->lo) / fd->dsize;
         L = off - fd->lo - a * fd->dsize;
         *aggr = (int)a;
-        limit = fd->lo + (a + 1) * fd->dsize;
+        room = fd->dsize - L;
     } else {
         long long u = off / fd->ss, q = u / fd->sc;
         int o = (int)(u % fd->sc), a = o % fd->naggr;
@@ -43,13 +46,13 @@ long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr
         /* a's next unit is the next one in the file only with one aggregator (or one OST),
          * or across a row's end when its last OST is the row's last (a = 0) */
         if (fd->naggr == 1 || fd->sc == 1)
-            limit = end;
+            room = end - off;
         else
-            limit = (u + 1 + (o == fd->sc - 1 && a == 0)) * fd->ss;
+            room = fd->ss - off % fd->ss + (o == fd->sc - 1 && a == 0) * fd->ss;
     }
     *round = L / fd->cb;
     *pos = L % fd->cb;
-    return min3(end, limit, off + (fd->cb - *pos)) - off;
+    return min3(end - off, room, fd->cb - *pos);
 }
 
 /* the heap holds list indices, ordered by their head's key (then list index) */

@@ -18,6 +18,7 @@
 #include "mpitest.h"
 #include "../../bench/bench.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -297,11 +298,41 @@ static void errors(void)
     expect_error("write fails on the last aggregator (RLIMIT_FSIZE)", fh, 1, off, len, buf, &h, MPI_ERR_IO);
     if (rank == size - 1)
         setrlimit(RLIMIT_FSIZE, &old);
+    /* offsets at the edge of MPI_Offset: the file system's refusal (EFBIG) comes back as
+     * an error on every rank; the span's 2^38 empty rounds are skipped, not walked */
+    off[0] = LLONG_MAX - 10, len[0] = rank == 0 ? 10 : 0;
+    expect_error("10 bytes at LLONG_MAX - 10 on rank 0", fh, 1, off, len, buf, &h, MPI_ERR_IO);
+    off[0] = rank == size - 1 ? 1LL << 62 : 0, len[0] = rank == 0 || rank == size - 1 ? 10 : 0;
+    expect_error("10 bytes at 0 and at 2^62", fh, 1, off, len, buf, &h, MPI_ERR_IO);
+    /* 10 bytes at 0 and at 1 TiB (a sparse file): a few rounds visited (each piece's, one
+     * more where a piece crosses a round's end) of the thousands the span holds */
+    agx_io_stats st;
+    off[0] = rank == size - 1 ? 1LL << 40 : 0;
+    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, off, len, buf, &h, &st);
+    MPI_Offset fsize = 0;
+    MPI_File_get_size(fh, &fsize);
+    CHECK(rc == MPI_SUCCESS && st.rounds_visited <= (size > 1 ? 4 : 1) && (size == 1 || st.rounds > 1000) && fsize == (1LL << 40) + 10,
+          "10 bytes at 0 and at 1 TiB: rc %d, %lld rounds visited of %d, file size %lld", rc, st.rounds_visited,
+          st.rounds, (long long)fsize);
+    MPI_File_set_size(fh, 0);
+    MPI_File_close(&fh);
+    /* a file opened on MPI_COMM_SELF given with MPI_COMM_WORLD: refused on every rank;
+     * then the same file with its own communicator works */
+    MPI_Errhandler eh;
+    MPI_File_create_errhandler(count_handler, &eh);
+    MPI_File_open(MPI_COMM_SELF, path_b, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    MPI_File_set_errhandler(fh, eh);
+    MPI_Errhandler_free(&eh);
+    if (size > 1)
+        expect_error("a file of MPI_COMM_SELF with MPI_COMM_WORLD", fh, 1, off, len, buf, &h, MPI_ERR_COMM);
+    off[0] = 0, len[0] = 10, h.aggregators = 0;
+    rc = agx_file_write_all(fh, MPI_COMM_SELF, 1, off, len, buf, &h, NULL);
+    CHECK(rc == MPI_SUCCESS, "then on MPI_COMM_SELF: rc %d", rc);
     MPI_File_close(&fh);
     fh = open_file(path_a, MPI_MODE_RDONLY, -1);
     int cls_ro;
     handler_calls = 0;
-    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, off, len, buf, &h, NULL);
+    rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, off, len, buf, &h, NULL);
     MPI_Error_class(rc, &cls_ro);
     CHECK(rc != MPI_SUCCESS && handler_calls == 1, "read-only file: rc %d, handler ran %d times", rc, handler_calls);
     MPI_File_close(&fh);
