@@ -271,6 +271,30 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
                        const int lengths[], const void *buf, const agx_io_hints *hints,
                        agx_io_stats *stats);
 
+/* ---- MPI-IO collective writes through the two-phase engine ------------------------------
+ * MPI's own signatures, for unmodified programs (libagx-preload.so maps MPI_File_open,
+ * _set_view, _set_info, _write_all, _write_at_all and _close onto these) and for programs
+ * that link agx. The library opens, views and closes the file; agx keeps what its writes
+ * need (a duplicate of the communicator, the path, the hints of the info, the flattened
+ * file type) and runs MPI_File_write_all / _write_at_all through agx_file_write_all's
+ * engine: the file holds what the library would have written, the individual file
+ * pointer moves as MPI specifies, the status counts the elements. A write agx does not
+ * take goes to the library's own on every rank (AGX_VERBOSE says why): atomic mode,
+ * MPI_MODE_SEQUENTIAL or read-only, an inter-communicator, a data representation other
+ * than "native", romio_cb_write=disable, hints that differ between ranks, a type agx
+ * cannot flatten, an argument the library should judge. Hints (the info of open,
+ * set_view or set_info): cb_nodes, cb_buffer_size, striping_unit (striped domains),
+ * striping_factor, and agx's agx_meta_kernel, agx_data_kernel, agx_throttle. Errors go
+ * through the file's error handler, once per rank. docs/algorithms.md, "MPI-IO drop-in". */
+int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int agx_mpi_file_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                          const char *datarep, MPI_Info info);
+int agx_mpi_file_set_info(MPI_File fh, MPI_Info info);
+int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                              MPI_Datatype datatype, MPI_Status *status);
+int agx_mpi_file_close(MPI_File *fh);
+
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */
 int agx_algorithm_count(agx_op op, agx_kind kind);

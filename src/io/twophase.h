@@ -57,6 +57,8 @@ typedef struct {
     agx_a2a_pattern pt;      /* receivers = the aggregators (both exchanges) */
     int alg_meta, alg_data, throttle;
     unsigned flags;
+    int native_ok;           /* the MPI-IO entries: overlap -> the library's own write */
+    int overlap;             /* an aggregator saw overlapping requests (native_ok) */
     agx_io_stats st;
 } agx_tp;
 
@@ -68,5 +70,26 @@ int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per agg
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
 void agx_tp_free(agx_tp *t);
+
+/* twophase_write.c: the engine on prepared requests, raising nothing (agx_file_write_all
+ * and the MPI-IO entries raise). native: 1 when this rank asks for the MPI library's own
+ * write (a case agx does not take), 0 when not; when any rank does, or requests of two
+ * ranks overlap, every rank returns AGX_IO_NATIVE before anything is written (the votes
+ * ride on the engine's agreements). -1 (agx_file_write_all): no library to go to, overlap
+ * is an error. */
+#define AGX_IO_NATIVE (-1)
+int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
+                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
+
+/* ---- the MPI-IO entries (file_flat.c, file_mpi.c) ---- */
+/* One instance of a datatype as runs of contiguous bytes in type-map order, adjacent
+ * runs merged; size and extent of the type. */
+typedef struct {
+    long long *off, *len, n, cap;
+    long long size, extent;
+} agx_flat;
+/* 0, or -1 when agx cannot flatten t exactly (the call then goes to the library). */
+int agx_flatten(MPI_Datatype t, agx_flat *f);
+void agx_flat_free(agx_flat *f);
 
 #endif

@@ -198,13 +198,17 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
  * allreduce per visited round) instead of walking every empty one. */
 static int rounds(agx_tp *t)
 {
-    long long v[2] = {0, t->npc}, ps = 0, mc = 0;
+    long long v[3] = {0, t->npc, 0}, ps = 0, mc = 0;
     int local = t->my_aggr >= 0 ? agx_tp_merge(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
-    if (local == MPI_SUCCESS && t->my_aggr >= 0)
+    if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->overlap)
         v[0] = round_senders(t);
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 2, t->fn, "found overlapping requests or ran out of "
-                        "memory")) != MPI_SUCCESS ||
-        (rc = pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
+    v[2] = t->overlap;
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 3, t->fn, "found overlapping requests or ran out of "
+                        "memory")) != MPI_SUCCESS)
+        return rc;
+    if (v[2]) /* nothing written yet */
+        return AGX_IO_NATIVE;
+    if ((rc = pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
         return rc;
     int sparse = t->nrounds > 64 && t->nrounds / t->a.p > v[1];
     t->st.rounds_visited = 0;
@@ -228,7 +232,7 @@ static int rounds(agx_tp *t)
     return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn, "failed to write its file domain");
 }
 
-static int write_all(agx_tp *t)
+static int write_all(agx_tp *t, int native)
 {
     int rc;
     agx_coll_install();
@@ -236,11 +240,14 @@ static int write_all(agx_tp *t)
         return rc;
     if (t->a.kind != AGX_KIND_INTRA)
         return agx_error(MPI_ERR_COMM, "%s: needs an intra-communicator", t->fn);
-    int local = agx_tp_check(t);
+    int local = native > 0 ? MPI_SUCCESS : agx_tp_check(t);
+    native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
-    long long v[4] = {local == MPI_SUCCESS ? -t->lo : 0, t->hi, h, -h};
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 4, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+    long long v[5] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native};
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 5, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
+    if (v[4])
+        return AGX_IO_NATIVE;
     if (v[2] != -v[3])
         return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
     t->lo = -v[0], t->hi = v[1];
@@ -254,13 +261,13 @@ static int write_all(agx_tp *t)
     return rounds(t);
 }
 
-int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[], const int lengths[],
-                       const void *buf, const agx_io_hints *hints, agx_io_stats *stats)
+int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
+                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats)
 {
-    agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .fn = "agx_file_write_all",
-                .n = n, .off = offsets, .len = lengths, .buf = buf};
-    if (hints)
-        t.h = *hints;
+    agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .fn = fn, .n = n, .off = off,
+                .len = len, .buf = buf, .native_ok = native >= 0};
+    if (h)
+        t.h = *h;
     else
         agx_io_hints_init(&t.h);
     /* MPI_File calls made here return their errors (the user's handler runs once, at
@@ -269,7 +276,7 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
     if (fh != MPI_FILE_NULL && MPI_File_get_errhandler(fh, &eh) == MPI_SUCCESS)
         MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
     double t0 = now();
-    int rc = write_all(&t);
+    int rc = write_all(&t, native);
     if (eh != MPI_ERRHANDLER_NULL) {
         MPI_File_set_errhandler(fh, eh);
         MPI_Errhandler_free(&eh);
@@ -287,5 +294,12 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
         *stats = t.st;
     }
     agx_tp_free(&t);
-    return agx_raise_file(fh, comm, rc);
+    return rc;
+}
+
+int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[], const int lengths[],
+                       const void *buf, const agx_io_hints *hints, agx_io_stats *stats)
+{
+    return agx_raise_file(fh, comm,
+                          agx_tp_write(fh, comm, n, offsets, lengths, buf, hints, -1, "agx_file_write_all", stats));
 }

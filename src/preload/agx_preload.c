@@ -3,12 +3,14 @@
  * and Darshan attach). Loaded with LD_PRELOAD (tools/agxrun --preload), it defines the C
  * bindings MPI_Allgather, MPI_Allgatherv, MPI_Alltoallv and MPI_Allreduce, each forwarding
  * to agx_<op> (intra- and inter-communicators), whose `native` algorithm calls PMPI_<op>;
- * agx itself calls only PMPI_ collectives, so nothing recurses. MPI_Finalize prints what
- * went through agx when AGX_STATS or AGX_VERBOSE is set.
+ * and the MPI-IO calls a collective write needs (MPI_File_open, _set_view, _set_info,
+ * _write_all, _write_at_all, _close -> agx_mpi_file_*: the two-phase engine). agx itself
+ * calls only PMPI_ collectives and file calls it does not define here, so nothing
+ * recurses. MPI_Finalize prints what went through agx when AGX_STATS or AGX_VERBOSE is set.
  *
  *   AGX_ENABLE=0              every call goes straight to PMPI_ (agx is not touched)
- *   AGX_ENABLE=op[,op...]     only those operations through agx (allgather, allgatherv,
- *                             alltoallv, allreduce); unset or 1: all of them
+ *   AGX_ENABLE=name[,name...] only those through agx (allgather, allgatherv, alltoallv,
+ *                             allreduce, file_write_all); unset or 1: all of them
  *   AGX_<OP>_ALGORITHM=name   agx's choice forced, as for any agx program
  *
  * Fortran and C++: C++ programs call these C bindings, so they are intercepted. MPICH's
@@ -28,7 +30,8 @@
 
 enum { NOPS = AGX_OP_LAST, NALG = 32 };
 
-static int on[NOPS], read_done; /* on[op]: through agx (AGX_ENABLE, read at the first call) */
+static int on[NOPS + 1], read_done; /* on[op], on[NOPS] = file writes: through agx (AGX_ENABLE,
+                                     * read at the first call) */
 static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
 static long long calls[NOPS];
 static struct {
@@ -46,13 +49,13 @@ static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
     report = set("AGX_STATS") || set("AGX_VERBOSE");
-    for (int op = 0; op < NOPS; op++) {
+    for (int op = 0; op <= NOPS; op++) {
         if (!e || !*e || !strcmp(e, "1"))
             on[op] = 1;
         else if (!strcmp(e, "0"))
             on[op] = 0;
         else { /* a list of operation names: whole words only */
-            const char *name = agx_op_name((agx_op)op), *s = e;
+            const char *name = op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", *s = e;
             size_t len = strlen(name);
             on[op] = 0;
             while ((s = strstr(s, name))) {
@@ -65,7 +68,7 @@ static void read_enable(void)
     read_done = 1;
 }
 
-static int enabled(agx_op op)
+static int enabled(int op)
 {
     if (!read_done)
         read_enable();
@@ -132,6 +135,45 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
     if (rc == MPI_SUCCESS)
         count(AGX_OP_ALLREDUCE, comm);
     return rc;
+}
+
+/* MPI-IO: a file opened while file writes are enabled is agx's to watch; the others
+ * (and every file when AGX_ENABLE leaves file_write_all out) are the library's alone. */
+#define FILES enabled(NOPS)
+
+AGX_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    return FILES ? agx_mpi_file_open(comm, filename, amode, info, fh) : PMPI_File_open(comm, filename, amode, info, fh);
+}
+
+AGX_EXPORT int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                                 const char *datarep, MPI_Info info)
+{
+    return FILES ? agx_mpi_file_set_view(fh, disp, etype, filetype, datarep, info)
+                 : PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+}
+
+AGX_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
+{
+    return FILES ? agx_mpi_file_set_info(fh, info) : PMPI_File_set_info(fh, info);
+}
+
+AGX_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return FILES ? agx_mpi_file_write_all(fh, buf, count, datatype, status)
+                 : PMPI_File_write_all(fh, buf, count, datatype, status);
+}
+
+AGX_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                     MPI_Datatype datatype, MPI_Status *status)
+{
+    return FILES ? agx_mpi_file_write_at_all(fh, offset, buf, count, datatype, status)
+                 : PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+}
+
+AGX_EXPORT int MPI_File_close(MPI_File *fh)
+{
+    return FILES ? agx_mpi_file_close(fh) : PMPI_File_close(fh);
 }
 
 /* The report, on MPI_COMM_WORLD's rank 0: one line per operation it called through agx

@@ -1,0 +1,392 @@
+/*
+ * MPI-IO collective writes through the two-phase engine, with MPI's signatures
+ * (agx_mpi_file_*; libagx-preload.so maps MPI_File_open / set_view / set_info /
+ * write_all / write_at_all / close onto them). docs/algorithms.md, "MPI-IO drop-in".
+ *
+ *   open      the library opens the file; agx keeps, per handle, a duplicate of the
+ *             communicator, the path, and the hints of the caller's info (agreed: ranks
+ *             whose hints differ leave the file to the library). Not taken at all: an
+ *             inter-communicator, MPI_MODE_RDONLY or MPI_MODE_SEQUENTIAL,
+ *             romio_cb_write=disable.
+ *   set_view  the library sets the view; agx flattens the file type (file_flat.c) and
+ *             keeps the displacement and the etype's size.
+ *   write     the memory data packed (MPI_Pack semantics; a predefined dense type is used
+ *             in place), the view's stream [position * etype size, + bytes) mapped onto
+ *             file (offset, length) requests through the flattened file type, then the
+ *             engine writes them through a second handle of the file with the default
+ *             view (opened collectively at the first write agx takes), so that its
+ *             offsets are bytes. Atomic mode, a data representation other than
+ *             "native", a type agx cannot flatten, and any argument the library should
+ *             judge (a negative count, an invalid datatype) go to the library's own
+ *             write, on every rank: each rank votes in the engine's first agreement.
+ *             write_all then moves the individual file pointer by bytes / etype size
+ *             etypes (MPI_File_seek in the view); write_at_all leaves it. The status
+ *             counts `count` elements of the datatype.
+ *   close     both handles closed, agx's state freed.
+ * The split forms (write_all_begin / _end) and every other call stay the library's.
+ */
+#include "twophase.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
+    MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
+    char *path;
+    const char *why;           /* non-NULL: every write goes to the library, and why */
+    const char *hints_why;     /* the same for the hints (set_info may change them) */
+    int shadow_state;          /* 0 not yet, 1 open, -1 could not be opened */
+    agx_io_hints h;
+    char meta[64], data[64];   /* the kernel hints' strings */
+    MPI_Offset disp;           /* the view */
+    int etype_size, native_rep, default_view, flat_ok;
+    agx_flat ft;
+    long long *pre;            /* pre[i]: the file type's data bytes before run i */
+    long long taken, given;    /* writes the engine took, writes left to the library */
+    int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
+} agx_file;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static agx_file **files;
+static int nfiles, capfiles;
+
+static agx_file *find(MPI_File fh)
+{
+    agx_file *f = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nfiles && !f; i++)
+        if (files[i]->fh == fh)
+            f = files[i];
+    pthread_mutex_unlock(&lock);
+    return f;
+}
+
+static int insert(agx_file *f)
+{
+    int rc = 0;
+    pthread_mutex_lock(&lock);
+    if (nfiles == capfiles) {
+        agx_file **m = realloc(files, sizeof *files * (size_t)(capfiles ? 2 * capfiles : 8));
+        if (m)
+            files = m, capfiles = capfiles ? 2 * capfiles : 8;
+        else
+            rc = -1;
+    }
+    if (!rc)
+        files[nfiles++] = f;
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+static void drop(agx_file *f)
+{
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < nfiles; i++)
+        if (files[i] == f)
+            files[i] = files[--nfiles];
+    pthread_mutex_unlock(&lock);
+    agx_flat_free(&f->ft);
+    free(f->pre);
+    free(f->path);
+    free(f);
+}
+
+/* AGX_VERBOSE: each reason once per file (reason bit `bit`), by the rank that sees it
+ * (rank 0 of the file's communicator for reasons every rank shares). */
+static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
+{
+    static int on = -1;
+    int rank = 0;
+    if (on < 0)
+        on = agx_env_flag("AGX_VERBOSE");
+    if (!on || (f->told >> bit & 1))
+        return;
+    f->told |= 1 << bit;
+    if (f->comm != MPI_COMM_NULL)
+        PMPI_Comm_rank(f->comm, &rank);
+    if (all_ranks && rank != 0)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "agx: %s (rank %d): %s\n", f->path ? f->path : "a file", rank, msg);
+}
+
+/* The hints of info (the caller's, not what the library kept: it may drop agx's keys). */
+static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag;
+    agx_io_hints_init(&f->h);
+    *cb_disable = 0;
+    if (info == MPI_INFO_NULL)
+        return;
+#define HINT(key) (PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
+    if (HINT("cb_nodes"))
+        f->h.aggregators = atoi(v) > 0 ? atoi(v) : 0;
+    if (HINT("cb_buffer_size"))
+        f->h.cb_buffer_size = atoll(v) > 0 && atoll(v) <= (1LL << 30) ? atoll(v) : 0;
+    if (HINT("striping_unit") && atoll(v) > 0)
+        f->h.layout = AGX_IO_STRIPED, f->h.stripe_size = atoll(v);
+    if (HINT("striping_factor") && atoi(v) > 0)
+        f->h.stripe_count = atoi(v);
+    if (HINT("romio_cb_write"))
+        *cb_disable = !strcasecmp(v, "disable");
+    if (HINT("agx_meta_kernel") && strlen(v) < sizeof f->meta)
+        strcpy(f->meta, v), f->h.meta_kernel = f->meta;
+    if (HINT("agx_data_kernel") && strlen(v) < sizeof f->data)
+        strcpy(f->data, v), f->h.data_kernel = f->data;
+    if (HINT("agx_throttle"))
+        f->h.throttle = atoi(v) >= 0 ? atoi(v) : -1;
+#undef HINT
+}
+
+/* Hints read and agreed (collective over f->comm): ranks whose hints differ, or a
+ * romio_cb_write=disable, leave the file to the library. */
+static int agree_hints(agx_file *f, MPI_Info info)
+{
+    int cb_disable;
+    read_hints(f, info, &cb_disable);
+    long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[2] = {h, -h};
+    if (PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, f->comm) != MPI_SUCCESS)
+        f->hints_why = "the hints could not be compared";
+    else if (v[0] != -v[1])
+        f->hints_why = "the hints differ between ranks";
+    else
+        f->hints_why = cb_disable ? "romio_cb_write=disable" : NULL;
+    return 0;
+}
+
+int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+{
+    int rc = PMPI_File_open(comm, filename, amode, info, fh), inter = 1;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    agx_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return MPI_SUCCESS; /* the library's file, all of it */
+    f->fh = *fh, f->shadow = MPI_FILE_NULL, f->comm = MPI_COMM_NULL;
+    f->path = strdup(filename);
+    f->default_view = f->native_rep = f->flat_ok = 1, f->etype_size = 1;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter)
+        f->why = "opened on an inter-communicator";
+    else if (amode & MPI_MODE_RDONLY)
+        f->why = "opened read-only";
+    else if (amode & MPI_MODE_SEQUENTIAL)
+        f->why = "MPI_MODE_SEQUENTIAL";
+    else if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS)
+        f->why = "no communicator", f->comm = MPI_COMM_NULL;
+    else
+        agree_hints(f, info);
+    if (!f->path || insert(f)) {
+        if (f->comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&f->comm);
+        free(f->path);
+        free(f);
+    }
+    return MPI_SUCCESS;
+}
+
+int agx_mpi_file_set_info(MPI_File fh, MPI_Info info)
+{
+    int rc = PMPI_File_set_info(fh, info);
+    agx_file *f = find(fh);
+    if (rc == MPI_SUCCESS && f && f->comm != MPI_COMM_NULL) /* collective, as set_info is */
+        agree_hints(f, info);
+    return rc;
+}
+
+int agx_mpi_file_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                          const char *datarep, MPI_Info info)
+{
+    int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+    agx_file *f = find(fh);
+    if (rc != MPI_SUCCESS || !f)
+        return rc;
+    agx_flat_free(&f->ft);
+    free(f->pre);
+    f->pre = NULL;
+    f->disp = disp;
+    PMPI_Type_size(etype, &f->etype_size);
+    f->native_rep = datarep && !strcmp(datarep, "native");
+    f->default_view = disp == 0 && etype == MPI_BYTE && filetype == MPI_BYTE;
+    f->flat_ok = f->default_view;
+    if (!f->default_view && !agx_flatten(filetype, &f->ft) && f->ft.size > 0 &&
+        (f->pre = malloc(sizeof(long long) * (size_t)(f->ft.n + 1)))) {
+        f->pre[0] = 0;
+        for (long long i = 0; i < f->ft.n; i++)
+            f->pre[i + 1] = f->pre[i] + f->ft.len[i];
+        f->flat_ok = 1;
+    }
+    return rc;
+}
+
+/* The file requests of the view's stream bytes [s, s + nbytes): a list of (offset,
+ * length) in file order, lengths at most INT_MAX. 0, or -1 (too many, out of memory). */
+static int map_view(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n)
+{
+    long long cap = 16, k = 0, S = f->default_view ? nbytes : f->ft.size, E = f->ft.extent;
+    *off = malloc(sizeof **off * (size_t)cap), *len = malloc(sizeof **len * (size_t)cap);
+    long long inst = S ? s / S : 0, w = S ? s % S : 0, i = 0;
+    if (!f->default_view) { /* the run that holds stream byte w of an instance */
+        long long lo = 0, hi = f->ft.n - 1;
+        while (lo < hi) {
+            long long mid = (lo + hi + 1) / 2;
+            if (f->pre[mid] <= w)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        i = lo;
+    }
+    while (nbytes > 0 && *off && *len) {
+        long long at, room;
+        if (f->default_view)
+            at = s, room = nbytes;
+        else
+            at = f->disp + inst * E + f->ft.off[i] + (w - f->pre[i]), room = f->pre[i + 1] - w;
+        long long l = room < nbytes ? room : nbytes;
+        if (l > INT_MAX)
+            l = INT_MAX;
+        if (k == cap) {
+            if (cap >= INT_MAX / 2)
+                break;
+            cap *= 2;
+            MPI_Offset *o = realloc(*off, sizeof **off * (size_t)cap);
+            int *q = o ? realloc(*len, sizeof **len * (size_t)cap) : NULL;
+            *off = o ? o : *off, *len = q ? q : *len;
+            if (!o || !q)
+                break;
+        }
+        (*off)[k] = at, (*len)[k] = (int)l, k++;
+        nbytes -= l, s += l, w += l;
+        if (!f->default_view && w == f->pre[i + 1] && ++i == f->ft.n)
+            i = 0, w = 0, inst++;
+    }
+    *n = (int)k;
+    return nbytes == 0 && *off && *len ? 0 : -1;
+}
+
+/* The shadow handle (collective): open at the first write agx takes, on every rank or on
+ * none. */
+static int open_shadow(agx_file *f)
+{
+    if (f->shadow_state)
+        return f->shadow_state > 0;
+    int ok = PMPI_File_open(f->comm, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS, all = 0;
+    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    if (!all) {
+        if (ok)
+            PMPI_File_close(&f->shadow);
+        f->shadow = MPI_FILE_NULL;
+        f->why = "a second handle of the file could not be opened";
+    } else
+        PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
+    f->shadow_state = all ? 1 : -1;
+    return all;
+}
+
+static int native(int at, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,
+                  MPI_Status *st)
+{
+    return at ? PMPI_File_write_at_all(fh, offset, buf, count, dt, st) : PMPI_File_write_all(fh, buf, count, dt, st);
+}
+
+static int write_view(int at, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,
+                      MPI_Status *status)
+{
+    const char *fn = at ? "MPI_File_write_at_all" : "MPI_File_write_all";
+    agx_file *f = find(fh);
+    int atomic = 0, tsize = 0, n = 0, vote = 0, rc;
+    if (!f || f->why || f->hints_why || f->comm == MPI_COMM_NULL || PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS ||
+        atomic || !f->native_rep || !open_shadow(f)) { /* the same on every rank */
+        if (f)
+            f->given++, tell(f, 0, 1, "%s: the library's own (%s)", fn,
+                            f->why ? f->why : f->hints_why ? f->hints_why : atomic ? "atomic mode"
+                            : "a data representation other than native");
+        return native(at, fh, offset, buf, count, dt, status);
+    }
+    /* what this rank alone can see: its vote */
+    MPI_Offset pos = offset, *off = NULL;
+    int *len = NULL;
+    char *data = NULL;
+    const char *why = NULL;
+    if (count < 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &tsize) != MPI_SUCCESS)
+        why = "an argument the library judges (count, datatype)";
+    else if (!f->flat_ok)
+        why = "a file type agx does not flatten";
+    else if (!at && PMPI_File_get_position(fh, &pos) != MPI_SUCCESS)
+        why = "no file position";
+    long long nbytes = (long long)count * tsize;
+    if (!why && (pos < 0 || nbytes % f->etype_size || (nbytes > 0 && !buf)))
+        why = "an argument the library judges (offset, size, buffer)";
+    if (!why && nbytes > 0) {
+        MPI_Aint lb, ext;
+        PMPI_Type_get_extent(dt, &lb, &ext);
+        if (agx_type_is_named(dt) && ext == tsize && lb == 0)
+            data = (char *)buf;
+        else if (!(data = malloc((size_t)nbytes)) || agx_pack((void *)buf, count, dt, data, 0) != MPI_SUCCESS)
+            why = "the memory type could not be packed";
+    }
+    if (!why && map_view(f, pos * f->etype_size, nbytes, &off, &len, &n))
+        why = "too many file pieces";
+    vote = why != NULL;
+    if (why)
+        tell(f, 1, 0, "%s: asks for the library's own (%s)", fn, why);
+    agx_io_stats st;
+    rc = agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &f->h, vote, fn, &st);
+    if (data != buf)
+        free(data);
+    free(off);
+    free(len);
+    if (rc == AGX_IO_NATIVE) {
+        f->given++;
+        tell(f, 2, 1, "%s: the library's own (a rank asked for it)", fn);
+        return native(at, fh, offset, buf, count, dt, status);
+    }
+    if (rc != MPI_SUCCESS)
+        return agx_raise_file(fh, f->comm, rc);
+    f->taken++;
+    tell(f, 3, 1, "%s: agx's two-phase write (KangRoss20): %d aggregators, %d rounds, kernels %s / %s", fn,
+         st.aggregators, st.rounds, st.meta_kernel, st.data_kernel);
+    if (!at && nbytes > 0)
+        PMPI_File_seek(fh, pos + nbytes / f->etype_size, MPI_SEEK_SET);
+    if (status != MPI_STATUS_IGNORE) /* the bytes: MPI_Get_count / _elements divide them
+                                      * as for a received message (both libraries keep bytes) */
+        PMPI_Status_set_elements_x(status, MPI_BYTE, nbytes);
+    return MPI_SUCCESS;
+}
+
+int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return write_view(0, fh, 0, buf, count, datatype, status);
+}
+
+int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                              MPI_Status *status)
+{
+    return write_view(1, fh, offset, buf, count, datatype, status);
+}
+
+int agx_mpi_file_close(MPI_File *fh)
+{
+    agx_file *f = fh ? find(*fh) : NULL;
+    if (f) {
+        if (f->shadow != MPI_FILE_NULL)
+            PMPI_File_close(&f->shadow);
+        if (f->comm != MPI_COMM_NULL)
+            PMPI_Comm_free(&f->comm);
+        drop(f);
+    }
+    return PMPI_File_close(fh);
+}

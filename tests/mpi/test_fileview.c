@@ -1,0 +1,226 @@
+/*
+ * agx_mpi_file_write_all / _write_at_all (the MPI-IO drop-in) against the MPI library's
+ * own MPI_File_write_all / _write_at_all: the same program writes file A through the
+ * library and file B through agx, with the same views, memory types and counts; then
+ *  - the files are equal byte for byte (both start as the same background, so bytes in
+ *    the views' holes must stay untouched);
+ *  - after every write the individual file pointers are equal (MPI_File_get_position),
+ *    and the statuses give the same MPI_Get_count and MPI_Get_elements;
+ *  - the engine, not the library, wrote B where agx takes the call (agx's counters moved,
+ *    p > 1), and the library where it must not (atomic mode, ranks' data overlapping).
+ * Views: bytes from a displacement per rank, a 2D row block and column block (subarray, C and Fortran
+ * order), a block-cyclic darray, an irregular indexed type, a struct with holes resized
+ * to interleave the ranks, an etype of 3 shorts; memory: contiguous ints and a strided
+ * vector; counts uneven, zero on one rank; three writes per view (two write_all, one
+ * write_at_all), every data kernel by the agx_data_kernel hint.
+ *   test_fileview [--quick] [--seed S]; files in $AGX_TP_DIR or /tmp
+ */
+#include "agx.h"
+#include "mpitest.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size, passed, failed;
+static char path_a[512], path_b[512];
+enum { NV = 8, BG = 0x5A, FSIZE = 1 << 16 };
+static const char *vname[NV] = {"bytes", "rows", "columns", "fortran", "darray", "indexed", "struct", "etype3"};
+
+/* View v of this rank: displacement, etype, filetype (freed by the caller when derived). */
+static void make_view(int v, MPI_Offset *disp, MPI_Datatype *et, MPI_Datatype *ft)
+{
+    int n = 6, sizes[2] = {2 * size, n}, sub[2] = {2, n}, start[2] = {2 * rank, 0};
+    *disp = 0, *et = MPI_INT, *ft = MPI_BYTE;
+    MPI_Datatype t;
+    switch (v) {
+    case 0: *et = MPI_BYTE, *disp = 2048 * rank; return; /* MPI_BYTE views, apart */
+    case 1: MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_INT, ft); break;
+    case 2: case 3: {
+        int s2[2] = {4, 3 * size}, b2[2] = {4, 3}, o2[2] = {0, 3 * rank};
+        MPI_Type_create_subarray(2, s2, b2, o2, v == 2 ? MPI_ORDER_C : MPI_ORDER_FORTRAN, MPI_INT, ft);
+        *disp = 16;
+        break;
+    }
+    case 4: {
+        int g = 12 * size, dist = MPI_DISTRIBUTE_CYCLIC, darg = 2, ps = size;
+        MPI_Type_create_darray(size, rank, 1, &g, &dist, &darg, &ps, MPI_ORDER_C, MPI_INT, ft);
+        break;
+    }
+    case 5: { /* blocks 1, 3, 2 ints of a stripe of 8 per rank, the rank's stripe r */
+        int bl[3] = {1, 3, 2}, dp[3] = {8 * rank, 8 * rank + 2, 8 * rank + 6};
+        MPI_Type_indexed(3, bl, dp, MPI_INT, &t);
+        MPI_Type_create_resized(t, 0, 32 * size, ft);
+        MPI_Type_free(&t);
+        break;
+    }
+    case 6: { /* 2 ints at 0, a hole, 1 int at 12: 16 bytes per rank, interleaved */
+        int bl[2] = {2, 1};
+        MPI_Aint dp[2] = {0, 12};
+        MPI_Datatype ty[2] = {MPI_INT, MPI_INT};
+        MPI_Type_create_struct(2, bl, dp, ty, &t);
+        MPI_Type_create_resized(t, 0, 16 * size, ft);
+        MPI_Type_free(&t);
+        *disp = 16 * rank + 4;
+        break;
+    }
+    case 7: /* etype of 3 shorts, a vector of them per rank */
+        MPI_Type_contiguous(3, MPI_SHORT, et);
+        MPI_Type_commit(et);
+        MPI_Type_vector(2, 1, size, *et, &t);
+        MPI_Type_create_resized(t, 0, 6 * 2 * size, ft);
+        MPI_Type_free(&t);
+        *disp = 6 * rank;
+        break;
+    }
+    MPI_Type_commit(ft);
+}
+
+static void fill_bg(const char *path)
+{
+    if (rank == 0) {
+        FILE *f = fopen(path, "wb");
+        for (int i = 0; f && i < FSIZE; i++)
+            putc(BG, f);
+        if (f)
+            fclose(f);
+    }
+}
+
+/* One view with one kernel: three writes each way, positions and statuses compared;
+ * returns 1 when agx's engine moved data (on this rank, counters). */
+static int one_view(int v, const char *kernel, int mem_vector, int atomic)
+{
+    MPI_File fa, fb;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "agx_data_kernel", kernel);
+    MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDWR, MPI_INFO_NULL, &fa);
+    agx_mpi_file_open(MPI_COMM_WORLD, path_b, MPI_MODE_RDWR, info, &fb);
+    MPI_Info_free(&info);
+    if (atomic) {
+        MPI_File_set_atomicity(fa, 1);
+        MPI_File_set_atomicity(fb, 1);
+    }
+    MPI_Offset disp;
+    MPI_Datatype et, ft;
+    make_view(v, &disp, &et, &ft);
+    MPI_File_set_view(fa, disp, et, ft, "native", MPI_INFO_NULL);
+    agx_mpi_file_set_view(fb, disp, et, ft, "native", MPI_INFO_NULL);
+    int esz;
+    MPI_Type_size(et, &esz);
+    /* memory: ints; the vector type takes every other int of a doubled buffer */
+    int buf[512];
+    for (int i = 0; i < 512; i++)
+        buf[i] = (rank + 1) * 1000 + i + v * 100000;
+    MPI_Datatype mt = MPI_INT;
+    if (mem_vector) {
+        MPI_Type_vector(3, 1, 2, MPI_INT, &mt);
+        MPI_Type_commit(&mt);
+    }
+    int per = mem_vector ? 3 : 1; /* ints per element of mt */
+    agx_stats_enable(1);
+    agx_stats_reset();
+    for (int w = 0; w < 3; w++) {
+        /* counts in elements of mt: a multiple of the etype's size in bytes, uneven, zero
+         * on rank 1 in the second write */
+        int ints = (w + 1 + rank % 3) * (esz == 6 ? 3 : 1) * per * 2, count = ints / per;
+        if (w == 1 && rank == 1)
+            count = 0;
+        MPI_Status sa, sb;
+        int ra, rb;
+        if (w < 2) {
+            ra = MPI_File_write_all(fa, buf + 7 * w, count, mt, &sa);
+            rb = agx_mpi_file_write_all(fb, buf + 7 * w, count, mt, &sb);
+        } else {
+            MPI_Offset at = (MPI_Offset)(rank % 2) * 2 * (esz == 6 ? 1 : 2);
+            ra = MPI_File_write_at_all(fa, at, buf + 1, count, mt, &sa);
+            rb = agx_mpi_file_write_at_all(fb, at, buf + 1, count, mt, &sb);
+        }
+        MPI_Offset pa, pb;
+        MPI_File_get_position(fa, &pa);
+        MPI_File_get_position(fb, &pb);
+        int ca, cb, ea, eb;
+        MPI_Get_count(&sa, mt, &ca);
+        MPI_Get_count(&sb, mt, &cb);
+        MPI_Get_elements(&sa, mt, &ea);
+        MPI_Get_elements(&sb, mt, &eb);
+        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && pa == pb && ca == cb && ea == eb,
+              "view %s, kernel %s, memory %s, write %d: rc %d/%d, position %lld/%lld, count %d/%d, elements %d/%d",
+              vname[v], kernel, mem_vector ? "vector" : "ints", w, ra, rb, (long long)pa, (long long)pb, ca, cb, ea,
+              eb);
+    }
+    agx_stats st;
+    agx_stats_get(&st);
+    agx_stats_enable(0);
+    if (mem_vector)
+        MPI_Type_free(&mt);
+    if (ft != MPI_BYTE)
+        MPI_Type_free(&ft);
+    if (et != MPI_BYTE && et != MPI_INT)
+        MPI_Type_free(&et);
+    MPI_File_close(&fa);
+    agx_mpi_file_close(&fb);
+    return st.msgs_local + st.msgs_nonlocal > 0;
+}
+
+/* Rank 0 compares the files; every rank learns the verdict. */
+static int same_files(void)
+{
+    long long diff = 0;
+    if (rank == 0) {
+        FILE *a = fopen(path_a, "rb"), *b = fopen(path_b, "rb");
+        int x = 0, y = 0;
+        while (a && b && x != EOF) {
+            x = getc(a), y = getc(b);
+            diff += x != y;
+        }
+        diff += !a || !b;
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
+    MPI_Bcast(&diff, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    return diff == 0;
+}
+
+int main(int argc, char **argv)
+{
+    mt_run run;
+    mt_start(&argc, &argv, &run);
+    rank = run.rank, size = run.size;
+    const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
+    unsigned tag = run.seed;
+    MPI_Bcast(&tag, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    snprintf(path_a, sizeof path_a, "%s/agx_fv_%u_%d_a.dat", dir, tag, size);
+    snprintf(path_b, sizeof path_b, "%s/agx_fv_%u_%d_b.dat", dir, tag, size);
+    const char *kernels[] = {"auto", "issend_all", "balanced", "tam", "spread_out"};
+    int nk = run.quick ? 2 : 5;
+    if (rank == 0)
+        printf("test_fileview: p = %d, seed %u\n", size, run.seed);
+    for (int v = 0; v < NV; v++)
+        for (int k = 0; k < nk; k++)
+            for (int m = 0; m < 2; m++) {
+                fill_bg(path_a), fill_bg(path_b);
+                MPI_Barrier(MPI_COMM_WORLD);
+                int moved = one_view(v, kernels[k], m, 0), any;
+                MPI_Allreduce(&moved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+                int same = same_files();
+                CHECK(same && (size == 1 || any), "view %s, kernel %s, memory %s: files %s, engine %s", vname[v],
+                      kernels[k], m ? "vector" : "ints", same ? "equal" : "DIFFER", any ? "ran" : "did not run");
+            }
+    /* atomic mode: the library's own write (no agx traffic), the same file */
+    fill_bg(path_a), fill_bg(path_b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int moved = one_view(1, "auto", 0, 1), any;
+    MPI_Allreduce(&moved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    CHECK(same_files() && !any, "atomic mode: files equal, the library wrote (agx moved data: %d)", any);
+    if (rank == 0) {
+        unlink(path_a);
+        unlink(path_b);
+        printf("%s: %d passed, %d failed\n", failed ? "FAIL" : "PASS", passed, failed);
+    }
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
