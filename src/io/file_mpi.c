@@ -50,6 +50,7 @@ typedef struct {
     long long *pre;            /* pre[i]: the file type's data bytes before run i */
     long long taken, given;    /* writes the engine took, writes left to the library */
     int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
+    int lost;                  /* a rank keeps no state of this file: never agree again */
 } agx_file;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,20 +151,22 @@ static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
 #undef HINT
 }
 
-/* Hints read and agreed (collective over f->comm): ranks whose hints differ, or a
- * romio_cb_write=disable, leave the file to the library. */
-static int agree_hints(agx_file *f, MPI_Info info)
+/* Hints read and agreed (collective over f->comm), with whether every rank has its record
+ * (`ok`): ranks whose hints differ, a romio_cb_write=disable, or a rank without memory
+ * for agx's state leave the file to the library on every rank. */
+static void agree_hints(agx_file *f, MPI_Info info, int ok)
 {
     int cb_disable;
     read_hints(f, info, &cb_disable);
-    long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[2] = {h, -h};
-    if (PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, f->comm) != MPI_SUCCESS)
+    long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[3] = {h, -h, !ok};
+    if (PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, f->comm) != MPI_SUCCESS)
         f->hints_why = "the hints could not be compared";
+    else if (v[2]) /* for good: that rank keeps no state, so no later agreement */
+        f->hints_why = "a rank had no memory for agx's state of the file", f->lost = 1;
     else if (v[0] != -v[1])
         f->hints_why = "the hints differ between ranks";
     else
         f->hints_why = cb_disable ? "romio_cb_write=disable" : NULL;
-    return 0;
 }
 
 int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
@@ -171,14 +174,14 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
     int rc = PMPI_File_open(comm, filename, amode, info, fh), inter = 1;
     if (rc != MPI_SUCCESS)
         return rc;
-    agx_file *f = calloc(1, sizeof *f);
-    if (!f)
-        return MPI_SUCCESS; /* the library's file, all of it */
+    agx_file tmp, *f = calloc(1, sizeof *f);
+    int ok = f != NULL;
+    if (!f) /* still in the agreement below, so that no rank waits for this one */
+        f = memset(&tmp, 0, sizeof tmp);
     f->fh = *fh, f->shadow = MPI_FILE_NULL, f->comm = MPI_COMM_NULL;
-    f->path = strdup(filename);
     f->default_view = f->native_rep = f->flat_ok = 1, f->etype_size = 1;
     PMPI_Comm_test_inter(comm, &inter);
-    if (inter)
+    if (inter) /* the same on every rank, as amode is */
         f->why = "opened on an inter-communicator";
     else if (amode & MPI_MODE_RDONLY)
         f->why = "opened read-only";
@@ -186,13 +189,17 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
         f->why = "MPI_MODE_SEQUENTIAL";
     else if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS)
         f->why = "no communicator", f->comm = MPI_COMM_NULL;
-    else
-        agree_hints(f, info);
-    if (!f->path || insert(f)) {
+    if (ok)
+        ok = (f->path = strdup(filename)) != NULL && !insert(f);
+    if (f->comm != MPI_COMM_NULL)
+        agree_hints(f, info, ok);
+    if (!ok) {
         if (f->comm != MPI_COMM_NULL)
             PMPI_Comm_free(&f->comm);
-        free(f->path);
-        free(f);
+        if (f != &tmp) {
+            free(f->path);
+            free(f);
+        }
     }
     return MPI_SUCCESS;
 }
@@ -201,8 +208,8 @@ int agx_mpi_file_set_info(MPI_File fh, MPI_Info info)
 {
     int rc = PMPI_File_set_info(fh, info);
     agx_file *f = find(fh);
-    if (rc == MPI_SUCCESS && f && f->comm != MPI_COMM_NULL) /* collective, as set_info is */
-        agree_hints(f, info);
+    if (rc == MPI_SUCCESS && f && f->comm != MPI_COMM_NULL && !f->lost) /* collective, as set_info is */
+        agree_hints(f, info, 1);
     return rc;
 }
 
