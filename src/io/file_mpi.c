@@ -159,7 +159,7 @@ static void agree_hints(agx_file *f, MPI_Info info, int ok)
     int cb_disable;
     read_hints(f, info, &cb_disable);
     long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[3] = {h, -h, !ok};
-    if (PMPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_LONG_LONG, MPI_MAX, f->comm) != MPI_SUCCESS)
+    if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 3, "MPI_File_open", "") != MPI_SUCCESS)
         f->hints_why = "the hints could not be compared";
     else if (v[2]) /* for good: that rank keeps no state, so no later agreement */
         f->hints_why = "a rank had no memory for agx's state of the file", f->lost = 1;
@@ -290,8 +290,9 @@ static int open_shadow(agx_file *f)
 {
     if (f->shadow_state)
         return f->shadow_state > 0;
-    int ok = PMPI_File_open(f->comm, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS, all = 0;
-    PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, f->comm);
+    int ok = PMPI_File_open(f->comm, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
+    long long failed = !ok;
+    int all = agx_agree(f->comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_write_all", "") == MPI_SUCCESS && !failed;
     if (!all) {
         if (ok)
             PMPI_File_close(&f->shadow);

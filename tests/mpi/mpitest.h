@@ -50,6 +50,42 @@ static inline void mt_start(int *argc, char ***argv, mt_run *r)
     MPI_Bcast(&r->seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
 }
 
+/* Two scratch file names, the same on every rank: $AGX_TP_DIR (or /tmp)
+ * /agx_<kind>_<seed>_<size>_{a,b}.dat. */
+static inline void mt_file_pair(const mt_run *r, const char *kind, char *a, char *b, size_t n)
+{
+    const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
+    snprintf(a, n, "%s/agx_%s_%u_%d_a.dat", dir, kind, r->seed, r->size);
+    snprintf(b, n, "%s/agx_%s_%u_%d_b.dat", dir, kind, r->seed, r->size);
+}
+
+/* Rank 0 compares files a (agx's) and b (the reference) byte for byte, the first 4
+ * differences on stderr; every rank gets the number of differing bytes (a length
+ * difference counts), -1 when one cannot be read. Collective. */
+static inline long long mt_compare_files(int rank, const char *path_a, const char *path_b)
+{
+    long long diff = 0;
+    if (rank == 0) {
+        FILE *a = fopen(path_a, "rb"), *b = fopen(path_b, "rb");
+        int ca, cb;
+        if (!a || !b)
+            diff = -1;
+        while (a && b && diff >= 0) {
+            ca = getc(a), cb = getc(b);
+            if (ca != cb && diff++ < 4)
+                fprintf(stderr, "  byte %ld: agx %d, reference %d\n", ftell(a) - 1, ca, cb);
+            if (ca == EOF || cb == EOF)
+                break;
+        }
+        if (a)
+            fclose(a);
+        if (b)
+            fclose(b);
+    }
+    MPI_Bcast(&diff, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    return diff;
+}
+
 /* A check every rank makes: it passes when it holds on all ranks; the failing ranks say
  * why. Needs `int rank, passed, failed` in the test. */
 #define CHECK(cond, ...)                                                                   \

@@ -164,37 +164,12 @@ static int one_view(int v, const char *kernel, int mem_vector, int atomic)
     return st.msgs_local + st.msgs_nonlocal > 0;
 }
 
-/* Rank 0 compares the files; every rank learns the verdict. */
-static int same_files(void)
-{
-    long long diff = 0;
-    if (rank == 0) {
-        FILE *a = fopen(path_a, "rb"), *b = fopen(path_b, "rb");
-        int x = 0, y = 0;
-        while (a && b && x != EOF) {
-            x = getc(a), y = getc(b);
-            diff += x != y;
-        }
-        diff += !a || !b;
-        if (a)
-            fclose(a);
-        if (b)
-            fclose(b);
-    }
-    MPI_Bcast(&diff, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    return diff == 0;
-}
-
 int main(int argc, char **argv)
 {
     mt_run run;
     mt_start(&argc, &argv, &run);
     rank = run.rank, size = run.size;
-    const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
-    unsigned tag = run.seed;
-    MPI_Bcast(&tag, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
-    snprintf(path_a, sizeof path_a, "%s/agx_fv_%u_%d_a.dat", dir, tag, size);
-    snprintf(path_b, sizeof path_b, "%s/agx_fv_%u_%d_b.dat", dir, tag, size);
+    mt_file_pair(&run, "fv", path_a, path_b, sizeof path_a);
     const char *kernels[] = {"auto", "issend_all", "balanced", "tam", "spread_out"};
     int nk = run.quick ? 2 : 5;
     if (rank == 0)
@@ -206,7 +181,7 @@ int main(int argc, char **argv)
                 MPI_Barrier(MPI_COMM_WORLD);
                 int moved = one_view(v, kernels[k], m, 0), any;
                 MPI_Allreduce(&moved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-                int same = same_files();
+                int same = mt_compare_files(rank, path_b, path_a) == 0;
                 CHECK(same && (size == 1 || any), "view %s, kernel %s, memory %s: files %s, engine %s", vname[v],
                       kernels[k], m ? "vector" : "ints", same ? "equal" : "DIFFER", any ? "ran" : "did not run");
             }
@@ -215,7 +190,9 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     int moved = one_view(1, "auto", 0, 1), any;
     MPI_Allreduce(&moved, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    CHECK(same_files() && !any, "atomic mode: files equal, the library wrote (agx moved data: %d)", any);
+    long long diff = mt_compare_files(rank, path_b, path_a);
+    CHECK(diff == 0 && !any, "atomic mode: %lld bytes differ, agx moved data: %d (the library should write)", diff,
+          any);
     if (rank == 0) {
         unlink(path_a);
         unlink(path_b);

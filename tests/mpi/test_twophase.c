@@ -121,31 +121,6 @@ static void random_hints(unsigned seed, long long span, agx_io_hints *h)
     h->throttle = (int)(mt_rand(&rs) % 4) - 1;
 }
 
-/* Rank 0 compares the two files byte for byte. */
-static long long compare_files(void)
-{
-    long long diff = 0;
-    if (rank == 0) {
-        FILE *a = fopen(path_a, "rb"), *b = fopen(path_b, "rb");
-        int ca, cb;
-        if (!a || !b)
-            diff = -1;
-        while (a && b && diff >= 0) {
-            ca = getc(a), cb = getc(b);
-            if (ca != cb && diff++ < 4)
-                fprintf(stderr, "  byte %ld: agx %d, reference %d\n", ftell(a) - 1, ca, cb);
-            if (ca == EOF || cb == EOF)
-                break;
-        }
-        if (a)
-            fclose(a);
-        if (b)
-            fclose(b);
-    }
-    MPI_Bcast(&diff, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-    return diff;
-}
-
 static int one_pattern(unsigned seed, int k)
 {
     bio_reqs q;
@@ -165,7 +140,7 @@ static int one_pattern(unsigned seed, int k)
     MPI_File fb = open_file(path_b, MPI_MODE_RDWR, bg);
     int rc2 = bio_reference_write(fb, &q);
     MPI_File_close(&fb);
-    long long diff = compare_files();
+    long long diff = mt_compare_files(rank, path_a, path_b);
     if (diff) { /* which file is wrong: each rank reads its own requests back from both */
         long long bad[2] = {-1, -1};
         for (int f = 0; f < 2; f++) {
@@ -343,11 +318,7 @@ int main(int argc, char **argv)
     mt_run run;
     mt_start(&argc, &argv, &run);
     rank = run.rank, size = run.size;
-    const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
-    unsigned tag = run.seed;
-    MPI_Bcast(&tag, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
-    snprintf(path_a, sizeof path_a, "%s/agx_tp_%u_%d_a.dat", dir, tag, size);
-    snprintf(path_b, sizeof path_b, "%s/agx_tp_%u_%d_b.dat", dir, tag, size);
+    mt_file_pair(&run, "tp", path_a, path_b, sizeof path_a);
     int npat = getenv("AGX_TP_PATTERNS") ? atoi(getenv("AGX_TP_PATTERNS")) : run.quick ? 12 : 200;
     if (rank == 0)
         printf("test_twophase: p = %d, seed %u, %d patterns\n", size, run.seed, npat);
