@@ -243,6 +243,11 @@ typedef struct {
                                * AGX_ALLTOALLV_THROTTLE (default 32); 0: none */
     int no_write;             /* 1: both exchanges, no file access (fh may be
                                * MPI_FILE_NULL): SMPI simulations of the communication */
+    int no_sieve;             /* 1: write each contiguous run on its own; 0: where a round's
+                               * data leaves holes in a stretch of an aggregator's domain,
+                               * read the stretch, lay the data over it and write it back
+                               * once (data sieving, as ROMIO and OMPIO do; needs a handle
+                               * that can read, else run by run) */
 } agx_io_hints;
 
 /* Defaults: every field 0 / NULL, throttle -1. */
@@ -264,6 +269,7 @@ typedef struct {
     long long rounds_visited; /* rounds that moved data: a span with more rounds than
                                * pieces skips the rounds empty everywhere (rounds is then
                                * the span's count, at most INT_MAX) */
+    long long sieve_reads;    /* stretches read back to fill holes (data sieving) */
 } agx_io_stats;
 
 /* hints: NULL for the defaults; stats: NULL, or filled on success. */

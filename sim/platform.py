@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write a SimGrid platform and hostfile for a cluster of N nodes x PPN cores.
 
-    sim/platform.py N PPN OUTDIR [--factors smpi|none]   -> OUTDIR/platform.xml, OUTDIR/hostfile
+    sim/platform.py N PPN OUTDIR [--factors smpi|none] [--model free|calibrated]
+                                                        -> OUTDIR/platform.xml, OUTDIR/hostfile
 
 SMPI multiplies every message's latency and bandwidth by size-dependent factors
 (smpi/lat-factor, smpi/bw-factor), calibrated on a 2009 Ethernet cluster. The platform
@@ -11,6 +12,15 @@ states them explicitly (a <config> block), so no figure depends on a hidden defa
                    the intergroup, baselines, alltoallv, twophase and allreduce scenarios
   --factors none   every factor 1: the platform's numbers are the model's alpha and beta
                    (the locality scenario, whose targets are the cost model's bounds)
+
+The processor's cost per message (LogGP's o; SMPI charges none unless told):
+  --model free        none: SMPI's default, every figure before 2026-11-24
+  --model calibrated  smpi/os, smpi/ois, smpi/or: the time a process spends in MPI_Send,
+                      MPI_Isend and MPI_Recv of a small message, charged on its simulated
+                      processor for every message, on the node and off it. Values: OVERHEAD
+                      below, measured on the development machine by bench/msg_overhead.c
+                      (docs/RESULTS.md, "Cost model": the command, the machine, the date,
+                      and why a NIC's path costs at least this much)
 
 Parameters are those of NERSC's Cori (Cray XC40), the machine of KangTraff19:
   - inter-node: Cray Aries, "0.25 us to 3.7 us MPI latency, ~8GB/sec MPI bandwidth"
@@ -34,6 +44,9 @@ import sys
 
 INTER_BW, INTER_LAT = "8GBps", "0.75us"
 INTRA_BW, INTRA_LAT = "68GBps", "0.25us"
+# seconds per message, any size: msg_overhead's medians (4 B; Open MPI 4.1.4, 2026-11-24)
+OVERHEAD = {"os": 0.31e-6, "ois": 0.38e-6, "or": 0.22e-6}
+MODELS = ("free", "calibrated")
 FACTORS = {
     "smpi": ("65472:0.940694;15424:0.697866;9376:0.58729;5776:1.08739;3484:0.77493;1426:0.608902;"
              "732:0.341987;257:0.338112;0:0.812084",
@@ -43,17 +56,20 @@ FACTORS = {
 }
 
 
-def write(n, ppn, outdir, factors="smpi"):
+def write(n, ppn, outdir, factors="smpi", model="free"):
     os.makedirs(outdir, exist_ok=True)
     bw, lat = FACTORS[factors]
+    # SMPI's piecewise form: "size:seconds:seconds per byte" from that size on
+    cost = "".join(f'\n    <prop id="smpi/{k}" value="0:{v:.3e}:0"/>' for k, v in OVERHEAD.items()) \
+        if model == "calibrated" else ""
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- {n} nodes x {ppn} cores; parameters: sim/platform.py (NERSC Cori, Cray Aries);
-     SMPI's network factors: {factors} -->
+     SMPI's network factors: {factors}; per-message processor cost: {model} -->
 <platform version="4.1">
   <config>
     <prop id="smpi/bw-factor" value="{bw}"/>
-    <prop id="smpi/lat-factor" value="{lat}"/>
+    <prop id="smpi/lat-factor" value="{lat}"/>{cost}
   </config>
   <cluster id="cori" prefix="node-" suffix="" radical="0-{n - 1}" speed="1Gf" core="{ppn}"
            bw="{INTER_BW}" lat="{INTER_LAT}" sharing_policy="SPLITDUPLEX"
@@ -69,9 +85,11 @@ def write(n, ppn, outdir, factors="smpi"):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    f = "smpi"
-    if len(a) == 5 and a[3] == "--factors" and a[4] in FACTORS:
-        f = a[4]
-    elif len(a) != 3:
+    opts = {"--factors": "smpi", "--model": "free"}
+    if len(a) < 3 or len(a) % 2 == 0:
         sys.exit(__doc__)
-    write(int(a[0]), int(a[1]), a[2], f)
+    for k, v in zip(a[3::2], a[4::2]):
+        if k not in opts or v not in (FACTORS if k == "--factors" else MODELS):
+            sys.exit(__doc__)
+        opts[k] = v
+    write(int(a[0]), int(a[1]), a[2], opts["--factors"], opts["--model"])

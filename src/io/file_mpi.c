@@ -10,20 +10,18 @@
  *             romio_cb_write=disable.
  *   set_view  the library sets the view; agx flattens the file type (file_flat.c) and
  *             keeps the displacement and the etype's size.
- *   write     the memory data packed (MPI_Pack semantics; a predefined dense type is used
- *             in place), the view's stream [position * etype size, + bytes) mapped onto
- *             file (offset, length) requests through the flattened file type, then the
- *             engine writes them through a second handle of the file with the default
- *             view (opened collectively at the first write agx takes), so that its
- *             offsets are bytes. Atomic mode, a data representation other than
- *             "native", a type agx cannot flatten, and any argument the library should
- *             judge (a negative count, an invalid datatype) go to the library's own
- *             write, on every rank: each rank votes in the engine's first agreement.
- *             write_all then moves the individual file pointer by bytes / etype size
- *             etypes (MPI_File_seek in the view); write_at_all leaves it. The status
- *             counts `count` elements of the datatype.
- *   close     both handles closed, agx's state freed.
- * The split forms (write_all_begin / _end) and every other call stay the library's.
+ *   write     the memory data packed (MPI_Pack semantics; a dense predefined type in
+ *             place), the view's stream [position * etype size, + bytes) mapped onto file
+ *             (offset, length) requests through the flattened file type, written by the
+ *             engine through a second, default-view handle (read-write where it can be, for
+ *             data sieving; opened at the first write agx takes). Atomic mode, a data
+ *             representation other than "native", a type agx cannot flatten, an argument
+ *             the library should judge: the library's own write, on every rank (each rank
+ *             votes in the engine's first agreement). write_all moves the individual file
+ *             pointer by bytes / etype size etypes; write_at_all leaves it. The status
+ *             holds the bytes.
+ *   close     both handles closed, agx's state freed. Every other call (the split
+ *             forms write_all_begin / _end too) stays the library's.
  */
 #include "twophase.h"
 
@@ -100,8 +98,7 @@ static void drop(agx_file *f)
 
 /* AGX_VERBOSE: each reason once per file (reason bit `bit`), by the rank that sees it
  * (rank 0 of the file's communicator for reasons every rank shares). */
-static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
 {
     static int on = -1;
     int rank = 0;
@@ -110,9 +107,7 @@ static void tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
     if (!on || (f->told >> bit & 1))
         return;
     f->told |= 1 << bit;
-    if (f->comm != MPI_COMM_NULL)
-        PMPI_Comm_rank(f->comm, &rank);
-    if (all_ranks && rank != 0)
+    if ((f->comm != MPI_COMM_NULL && PMPI_Comm_rank(f->comm, &rank) != MPI_SUCCESS) || (all_ranks && rank))
         return;
     char msg[512];
     va_list ap;
@@ -142,6 +137,8 @@ static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
         f->h.stripe_count = atoi(v);
     if (HINT("romio_cb_write"))
         *cb_disable = !strcasecmp(v, "disable");
+    if (HINT("romio_ds_write"))
+        f->h.no_sieve = !strcasecmp(v, "disable");
     if (HINT("agx_meta_kernel") && strlen(v) < sizeof f->meta)
         strcpy(f->meta, v), f->h.meta_kernel = f->meta;
     if (HINT("agx_data_kernel") && strlen(v) < sizeof f->data)
@@ -285,23 +282,26 @@ static int map_view(const agx_file *f, long long s, long long nbytes, MPI_Offset
 }
 
 /* The shadow handle (collective): open at the first write agx takes, on every rank or on
- * none. */
-static int open_shadow(agx_file *f)
+ * none; read-write where every rank can (data sieving reads), else write-only. */
+static int shadow_as(agx_file *f, int mode)
 {
-    if (f->shadow_state)
-        return f->shadow_state > 0;
-    int ok = PMPI_File_open(f->comm, f->path, MPI_MODE_WRONLY, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
+    int ok = PMPI_File_open(f->comm, f->path, mode, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
     long long failed = !ok;
-    int all = agx_agree(f->comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_write_all", "") == MPI_SUCCESS && !failed;
-    if (!all) {
+    if (agx_agree(f->comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_write_all", "") != MPI_SUCCESS || failed) {
         if (ok)
             PMPI_File_close(&f->shadow);
-        f->shadow = MPI_FILE_NULL;
-        f->why = "a second handle of the file could not be opened";
-    } else
-        PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
-    f->shadow_state = all ? 1 : -1;
-    return all;
+        return f->shadow = MPI_FILE_NULL, 0;
+    }
+    return 1;
+}
+
+static int open_shadow(agx_file *f)
+{
+    if (!f->shadow_state && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY)))
+        f->shadow_state = 1, PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
+    else if (!f->shadow_state)
+        f->shadow_state = -1, f->why = "a second handle of the file could not be opened";
+    return f->shadow_state > 0;
 }
 
 static int native(int at, MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype dt,

@@ -54,6 +54,9 @@ typedef struct {
                               * lies in rbuf (round loop) */
     unsigned char *snz, *rnz;
     char *sbuf, *rbuf, *wbuf; /* one round's send, receive, and write buffers */
+    char *vbuf;              /* data sieving: a stretch of the file read back */
+    long long vcap;
+    int no_read;             /* a sieving read failed: run by run for the rest of the call */
     agx_a2a_pattern pt;      /* receivers = the aggregators (both exchanges) */
     int alg_meta, alg_data, throttle;
     unsigned flags;

@@ -58,7 +58,7 @@ unsigned long long agx_tp_hints_hash(const agx_io_hints *h)
 {
     unsigned long long x = 1469598103934665603ULL;
     long long v[] = {h->aggregators, h->layout, h->stripe_size, h->stripe_count, h->cb_buffer_size,
-                     h->throttle, h->no_write};
+                     h->throttle, h->no_write, h->no_sieve};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         x = (x ^ (unsigned long long)v[i]) * 1099511628211ULL;
     for (const char *s = h->meta_kernel ? h->meta_kernel : "auto"; *s; s++)
@@ -329,5 +329,6 @@ void agx_tp_free(agx_tp *t)
     free(t->sbuf);
     free(t->rbuf);
     free(t->wbuf);
+    free(t->vbuf);
     agx_a2a_pattern_free(&t->pt);
 }

@@ -119,6 +119,7 @@ static void random_hints(unsigned seed, long long span, agx_io_hints *h)
     h->meta_kernel = kernels[mt_rand(&rs) % NKERNELS];
     h->data_kernel = kernels[mt_rand(&rs) % NKERNELS];
     h->throttle = (int)(mt_rand(&rs) % 4) - 1;
+    h->no_sieve = mt_rand(&rs) % 4 == 0;
 }
 
 static int one_pattern(unsigned seed, int k)
@@ -134,7 +135,8 @@ static int one_pattern(unsigned seed, int k)
     random_hints(seed, span, &h);
     bio_fill(&q, seed);
     long long bg = span + 100 + (long long)(seed % 3000); /* background past the end too */
-    MPI_File fa = open_file(path_a, MPI_MODE_RDWR, bg);
+    /* write-only now and then: data sieving cannot read, so agx writes run by run */
+    MPI_File fa = open_file(path_a, seed % 5 ? MPI_MODE_RDWR : MPI_MODE_WRONLY, bg);
     int rc = agx_file_write_all(fa, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, &st);
     MPI_File_close(&fa);
     MPI_File fb = open_file(path_b, MPI_MODE_RDWR, bg);
@@ -213,6 +215,28 @@ static void workloads(unsigned seed)
     CHECK(rc == MPI_SUCCESS && st.rounds == want && st.aggregators == A2 && st.bytes_written == 0,
           "no_write: rc %d rounds %d (want %lld) aggregators %d (want %d)", rc, st.rounds, want, st.aggregators, A2);
     free(buf);
+    /* data sieving: every rank writes 8 B every 64 B of [0, 64 p x 8), one aggregator and
+     * one round: the background between them read once and written back once (the
+     * pattern cases compare the bytes); write-only, one write per run instead */
+    for (int wronly = 0; wronly < 2; wronly++) {
+        MPI_Offset o8[8];
+        int l8[8];
+        for (int i = 0; i < 8; i++)
+            o8[i] = 64LL * (i * size + rank), l8[i] = 8;
+        agx_io_hints_init(&h);
+        h.aggregators = 1;
+        MPI_File fh = open_file(path_a, wronly ? MPI_MODE_WRONLY : MPI_MODE_RDWR, 64LL * 8 * size);
+        char d[64];
+        memset(d, 'a' + rank % 26, sizeof d);
+        rc = agx_file_write_all(fh, MPI_COMM_WORLD, 8, o8, l8, d, &h, &st);
+        MPI_File_close(&fh);
+        long long got[2] = {rc == MPI_SUCCESS ? st.sieve_reads : -1, rc == MPI_SUCCESS ? st.write_calls : -1};
+        MPI_Allreduce(MPI_IN_PLACE, got, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        long long want_w = wronly ? 8LL * size : 1; /* no two runs touch */
+        CHECK(got[0] == !wronly && got[1] == want_w,
+              "sieving (%s): %lld reads, %lld writes (want %d, %lld)", wronly ? "write-only" : "read-write",
+              got[0], got[1], wronly ? 0 : 1, want_w);
+    }
 }
 
 /* A call that must fail on every rank with `cls`, the handler running once per rank. */
