@@ -2,14 +2,14 @@
 # The no-hang suite on the second MPI: agx built against MPICH (in BUILD/mpich), then
 # test_badinput on 1, 2, 4 and 5 ranks, the fatal-handler cases, test_api, MPI's reduction
 # table (test_typeops --quick), the named types moved (test_typemove --quick) and the
-# intergroup and alltoallv differential tests, the two-phase write against MPICH's ROMIO, shm_notify on 2 emulated nodes, the preload library (tests/preload_check.sh), rules files (tests/rules_check.sh), all through tools/agxrun --mpi mpich under timeouts.
+# intergroup and alltoallv differential tests, the two-phase write and the MPI-IO entries against MPICH's ROMIO, shm_notify on 2 emulated nodes, the preload library (tests/preload_check.sh), rules files (tests/rules_check.sh), all through tools/agxrun --mpi mpich under timeouts.
 #   tests/mpich_check.sh SRC BUILD
 set -u
 src=$1 build=$2 b=$2/mpich
 command -v mpicc.mpich >/dev/null || { echo "MPICH is not installed: run tools/bootstrap"; exit 1; }
 cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
   -DAGX_PC_MPI=mpich > "$b.log" 2>&1 &&
-  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_allreduce test_typeops test_typemove test_shm_notify agx-preload preload_app agx-bench agx-info >> "$b.log" 2>&1 ||
+  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_fileview test_allreduce test_typeops test_typemove test_shm_notify agx-preload preload_app agx-bench agx-info >> "$b.log" 2>&1 ||
   { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
 run="$src/tools/agxrun --mpi mpich --timeout 240"
 fail=0
@@ -19,6 +19,8 @@ $run -n 4 "$b/bin/test_api" || { echo "FAIL: test_api"; fail=1; }
 $run -n 7 "$b/bin/test_inter" --quick || { echo "FAIL: test_inter ($?)"; fail=1; }
 $run -n 5 "$b/bin/test_alltoallv" --quick || { echo "FAIL: test_alltoallv ($?)"; fail=1; }
 AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twophase ($?)"; fail=1; }
+# the MPI-IO drop-in's entries (views, memory types, file pointer) against MPICH's ROMIO
+$run -n 2 "$b/bin/test_fileview" || { echo "FAIL: test_fileview ($?)"; fail=1; }
 $run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
 # MPI's reduction table on MPICH's own arithmetic (representative types; 2 ranks: no busy-polling)
 $run -n 2 "$b/bin/test_typeops" --quick || { echo "FAIL: test_typeops ($?)"; fail=1; }
