@@ -17,10 +17,12 @@ The processor's cost per message (LogGP's o; SMPI charges none unless told):
   --model free        none: SMPI's default, every figure before 2026-11-24
   --model calibrated  smpi/os, smpi/ois, smpi/or: the time a process spends in MPI_Send,
                       MPI_Isend and MPI_Recv of a small message, charged on its simulated
-                      processor for every message, on the node and off it. Values: OVERHEAD
+                      processor for every message, on the node and off it: OVERHEAD
                       below, measured on the development machine by bench/msg_overhead.c
-                      (docs/RESULTS.md, "Cost model": the command, the machine, the date,
-                      and why a NIC's path costs at least this much)
+                      (Open MPI's shared-memory path; docs/RESULTS.md, "Cost model")
+  --model heavy       0.3 us on each of the three: a NIC path's software costing several
+                      times the shared-memory one (the probe of the issue that added
+                      these models); what a default must also survive
 
 Parameters are those of NERSC's Cori (Cray XC40), the machine of KangTraff19:
   - inter-node: Cray Aries, "0.25 us to 3.7 us MPI latency, ~8GB/sec MPI bandwidth"
@@ -44,9 +46,11 @@ import sys
 
 INTER_BW, INTER_LAT = "8GBps", "0.75us"
 INTRA_BW, INTRA_LAT = "68GBps", "0.25us"
-# seconds per message, any size: msg_overhead's medians (4 B; Open MPI 4.1.4, 2026-11-24)
-OVERHEAD = {"os": 0.31e-6, "ois": 0.38e-6, "or": 0.22e-6}
-MODELS = ("free", "calibrated")
+# seconds per message, any size: msg_overhead's medians of 7 runs (4 B; Open MPI 4.1.4 on
+# the 2-core development VM, 2026-11-24; docs/RESULTS.md, "Cost model")
+OVERHEAD = {"calibrated": {"os": 0.041e-6, "ois": 0.037e-6, "or": 0.060e-6},
+            "heavy": {"os": 0.3e-6, "ois": 0.3e-6, "or": 0.3e-6}}
+MODELS = ("free", "calibrated", "heavy")
 FACTORS = {
     "smpi": ("65472:0.940694;15424:0.697866;9376:0.58729;5776:1.08739;3484:0.77493;1426:0.608902;"
              "732:0.341987;257:0.338112;0:0.812084",
@@ -60,8 +64,7 @@ def write(n, ppn, outdir, factors="smpi", model="free"):
     os.makedirs(outdir, exist_ok=True)
     bw, lat = FACTORS[factors]
     # SMPI's piecewise form: "size:seconds:seconds per byte" from that size on
-    cost = "".join(f'\n    <prop id="smpi/{k}" value="0:{v:.3e}:0"/>' for k, v in OVERHEAD.items()) \
-        if model == "calibrated" else ""
+    cost = "".join(f'\n    <prop id="smpi/{k}" value="0:{v:.3e}:0"/>' for k, v in OVERHEAD.get(model, {}).items())
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- {n} nodes x {ppn} cores; parameters: sim/platform.py (NERSC Cori, Cray Aries);

@@ -4,6 +4,7 @@ formatting. Imported by tools/agx-sim, its scenarios (agxsim_scenarios.py) and t
 (both put tools/ on sys.path).
 """
 import csv
+import importlib.util
 import os
 import signal
 import subprocess
@@ -37,15 +38,16 @@ def fold_block(ranks, args):
 
 
 def smpirun(build, out, n, ppn, args, selector="mpich", fold=False, tag="run", env=None, cfg=(), timeout=None,
-            may_fail=False, factors="smpi"):
+            may_fail=False, factors="smpi", model="free"):
     """Run agx-bench on n nodes x ppn cores (extra environment `env`, extra smpirun options
-    `cfg`, SMPI's network factors `factors`: sim/platform.py); return the CSV rows, or None
-    when it ran past `timeout` seconds of wall time (or failed, with may_fail: SMPI's own
-    algorithms; else a failure ends agx-sim)."""
-    plat = os.path.join(out, f"plat-{n}x{ppn}" + ("" if factors == "smpi" else f"-{factors}"))
+    `cfg`, SMPI's network factors `factors` and per-message cost `model`: sim/platform.py);
+    return the CSV rows, or None when it ran past `timeout` seconds of wall time (or failed,
+    with may_fail: SMPI's own algorithms; else a failure ends agx-sim)."""
+    plat = os.path.join(out, f"plat-{n}x{ppn}" + ("" if factors == "smpi" else f"-{factors}") +
+                        ("" if model == "free" else f"-{model}"))
     if not os.path.exists(os.path.join(plat, "platform.xml")):
         subprocess.run([sys.executable, os.path.join(ROOT, "sim", "platform.py"), str(n), str(ppn), plat,
-                        "--factors", factors], check=True)
+                        "--factors", factors, "--model", model], check=True)
     csvf = os.path.join(out, f"{tag}.csv")
     marker = os.path.join(out, f"{tag}.timeout")
     if RESUME and os.path.exists(csvf) and os.path.getsize(csvf) > 0:
@@ -108,6 +110,16 @@ def smpirun(build, out, n, ppn, args, selector="mpich", fold=False, tag="run", e
 AGX_CFG = ["--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/reduce:binomial", "--cfg=smpi/allreduce:rdb"]
 
 
+def model_text(model):
+    """What sim/platform.py's per-message cost `model` charges, in words."""
+    spec = importlib.util.spec_from_file_location("agx_sim_platform", os.path.join(ROOT, "sim", "platform.py"))
+    plat = importlib.util.module_from_spec(spec)  # sim/platform.py under its own name (not the standard module)
+    spec.loader.exec_module(plat)
+    o = plat.OVERHEAD.get(model)
+    return f"{model}: none" if not o else \
+        f"{model}: MPI_Send / Isend / Recv {o['os'] * 1e6:.3f} / {o['ois'] * 1e6:.3f} / {o['or'] * 1e6:.3f} us each"
+
+
 def fmt_bytes(b):
     b = int(b)
     for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -120,12 +132,14 @@ def gnuplot(script):
     subprocess.run(["gnuplot"], input=script, text=True, check=False)
 
 
-def loc_run(build, out, nodes, ppn, algs, sizes, tag, sel="mpich", smpi_alg=None, check=True, timeout=None):
+def loc_run(build, out, nodes, ppn, algs, sizes, tag, sel="mpich", smpi_alg=None, check=True, timeout=None,
+            model="free", env=None):
     cfg = AGX_CFG + ([f"--cfg=smpi/allgather:{smpi_alg}"] if smpi_alg else [])
     args = ["allgather", "-a", ",".join(algs), "-m", sizes, "--factor", "8", "-i", "1", "-x", "1", "--sync", "window"]
     big = max_size(sizes) > 65536
     return smpirun(build, out, nodes, ppn, args + (["-c"] if check and not big else []), selector=sel, fold=big,
-                   tag=tag, cfg=cfg, factors="none", timeout=timeout, may_fail=smpi_alg is not None or timeout)
+                   tag=tag, cfg=cfg, factors="none", timeout=timeout, may_fail=smpi_alg is not None or timeout,
+                   model=model, env=env)
 
 
 def alg_of(r):
