@@ -17,8 +17,9 @@ FULL_MODELS = ["calibrated", "heavy"]
 def costs(build, out, quick):
     res, lines = [], []
     shapes = [(16, 16, "4:1K")] if quick else [(64, 16, "4:64K")]
+    models = COST_MODELS if quick else FULL_MODELS
     for n, ppn, sizes in shapes:
-        for model in COST_MODELS if quick else FULL_MODELS:
+        for model in models:
             tag = f"cost-{n}x{ppn}-{model}"
             for r in loc_run(build, out, n, ppn, COST_ALGS, sizes, tag, model=model, check=quick) or []:
                 a, chose = alg_of(r)
@@ -39,11 +40,11 @@ def costs(build, out, quick):
         ([] if quick else ["SMPI smp_simple"])
     for n, ppn, _ in shapes:
         lines.append(f"{n} x {ppn} ranks, simulated us per call (every network factor 1; per-message cost "
-                     f"{'; '.join(model_text(m) for m in COST_MODELS)}; multilane's default fanout is 8):")
+                     f"{'; '.join(model_text(m) for m in models)}; multilane's default fanout is 8):")
         lines.append("")
         lines.append("| model | bytes/rank | " + " | ".join(cols) + " | auto ran | auto / best agx |")
         lines.append("|---|---|" + "---|" * (len(cols) + 2))
-        for model in COST_MODELS:
+        for model in models:
             for b in sorted({r["bytes"] for r in res if r["nodes"] == n}):
                 d = {r["alg"]: r for r in res if r["nodes"] == n and r["model"] == model and r["bytes"] == b}
                 if "auto" not in d:
