@@ -17,7 +17,9 @@
  * Size * i / (n-1) (6, 8). It prints T_root_gather / T_segmented(_v) next to Eq. 5.
  * Timing (ReproMPI's definitions, bench_start): after MPI_Barrier, an iteration's time is
  * the maximum over ranks of the call's local time (--sync barrier, with the barrier's exit
- * skew), or the latest end minus a broadcast common start time (--sync window); the report
+ * skew), or the latest end minus a broadcast common start time (--sync window); with
+ * --skew / --noise each rank first computes its drawn delay and the time runs from the
+ * latest arrival (start + the iteration's largest delay, known to every rank); the report
  * gives avg, min, max, p50 and p99 of those iteration times. -c fills new data before
  * every iteration and checks every result (outside the timed region).
  * Counters (messages and bytes sent, local / non-local) are per call, maximum over ranks;
@@ -126,6 +128,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
             memset(rbuf, 0xEE, rb);
         }
         double t0 = bench_start(o->window, slack, &late);
+        t0 += bench_skew_wait(&o->skew, it, rank, nprocs, t0); /* timed from the latest arrival */
         rc = do_call(o, &sh, sbuf, rbuf, comm, shared);
         double t = MPI_Wtime() - t0;
         if (rc != MPI_SUCCESS)

@@ -109,6 +109,7 @@ static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, int it, int *ok, 
                 b->sbuf[b->sd[j] + k] = val(rank, j, k + it);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
+    t0 += bench_skew_wait(&o->skew, it, rank, nprocs, t0); /* --skew, --noise: from the latest arrival */
     int rc = agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
     *t = MPI_Wtime() - t0;
     for (int s = 0; o->check && rc == MPI_SUCCESS && s < nprocs; s++)
@@ -230,8 +231,10 @@ static void header(const a2a_opts *o)
         printf(" (stride %d)", o->stride);
     if (o->pattern == P_MANY)
         printf("  senders/receiver=%d", o->nsend);
-    printf("  nprocs=%d  iterations=%d  warmup=%d  validate=%s  throttle=%s  sync=%s\n", nprocs, o->iters,
-           o->warmup, o->check ? "yes" : "no", thr ? thr : "32", sync ? sync : "issend");
+    char skew[128];
+    bench_skew_text(&o->skew, skew, sizeof skew);
+    printf("  nprocs=%d  iterations=%d  warmup=%d  validate=%s  throttle=%s  sync=%s  %s\n", nprocs, o->iters,
+           o->warmup, o->check ? "yes" : "no", thr ? thr : "32", sync ? sync : "issend", skew);
     printf("# MPI: %s\n# time per call in us (max over ranks); Size = bytes per non-empty pair; Msgs = "
            "messages sent by the busiest rank, local/non-local;\n# First/Last = receivers' mean first and latest "
            "last arrival (us after the call began, one traced pass)\n", ver);

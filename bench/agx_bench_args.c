@@ -57,6 +57,7 @@ void bench_coll_usage(FILE *f)
             "                the colour split of MPI_COMM_WORLD (color)\n"
             "  --list        every registered algorithm with its description\n"
             "  --version     agx's version\n");
+    bench_skew_usage(f);
 }
 
 /* The options, strictly: every value whole and in range, every flag known; on an error,
@@ -67,9 +68,10 @@ int bench_coll_args(int argc, char **argv, options *o, char *err, size_t errlen)
                                        {"comm", 1, 0, 'K'},    {"csv", 1, 0, 'C'},     {"json", 1, 0, 'J'},
                                        {"help", 0, 0, 'h'},    {"zero-copy", 0, 0, 'Z'}, {"distribution", 1, 0, 'D'},
                                        {"sync", 1, 0, 'W'},    {"factor", 1, 0, 'F'},  {"full", 0, 0, 'f'},
-                                       {"progress", 0, 0, 'P'},
+                                       {"progress", 0, 0, 'P'}, {"skew", 1, 0, 'k'},   {"noise", 1, 0, 'n'},
                                        {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
+    o->skew.seed = 1;
     o->min_bytes = 8;
     o->max_bytes = 1 << 20;
     o->iters = 100;
@@ -118,6 +120,10 @@ int bench_coll_args(int argc, char **argv, options *o, char *err, size_t errlen)
                 return -1;
             break;
         case 'Z': o->zero_copy = 1; break;
+        case 'k': case 'n':
+            if (bench_skew_opt(c == 'n', optarg, &o->skew, err, errlen))
+                return -1;
+            break;
         case 'W': /* --sync barrier|window: 0 or 1 */
             if (bench_choice("--sync", optarg, "barrier", "window", &o->window, err, errlen))
                 return -1;
@@ -306,7 +312,7 @@ static void a2a_usage(FILE *f)
 {
     fprintf(f, "usage: agx-bench alltoallv [--pattern all-to-many|many-to-many|uniform] [--receivers N]\n"
                "         [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [-f] [--csv F] [--json F] [-q]\n"
-               "         [--regions NxM]\n"
+               "         [--regions NxM] [--skew D:MAX] [--noise R:US]\n"
                "  --bytes LIST  bytes per non-empty pair, comma-separated (K, M suffixes; default 64,1K,16K)\n"
                "  --receivers N receivers (all-to-many: default p/16; many-to-many: default p)\n"
                "  --senders S   many-to-many: senders per receiver (default ceil(sqrt(p)))\n"
@@ -314,6 +320,7 @@ static void a2a_usage(FILE *f)
                "  -a LIST       algorithms (default: auto); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
                "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n"
                "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n");
+    bench_skew_usage(f);
 }
 
 int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
@@ -321,10 +328,10 @@ int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
     static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
                                        {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
                                        {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {"full", 0, 0, 'f'},
-                                       {0, 0, 0, 0}};
+                                       {"skew", 1, 0, 'k'},    {"noise", 1, 0, 'n'},     {0, 0, 0, 0}};
     char *items[64];
     int c, n;
-    *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}};
+    *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}, .skew.seed = 1};
     /* optind = 0: a full reset of getopt's state (SMPI runs every rank in one process);
      * argv + 1: "alltoallv" is the program name to getopt; '+': no permutation */
     optind = 0;
@@ -366,6 +373,10 @@ int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
             break;
         case 'G':
             if (bench_regions(optarg, &o->region_size, err, errlen))
+                return -1;
+            break;
+        case 'k': case 'n':
+            if (bench_skew_opt(c == 'n', optarg, &o->skew, err, errlen))
                 return -1;
             break;
         case 'c': o->check = 1; break;

@@ -23,6 +23,11 @@ void report_header(const options *o, int nprocs, const int *labels, int gp, int 
                agx_op_name(o->op), nprocs, o->iters, o->warmup, o->check ? "yes" : "no",
                o->op == AGX_OP_ALLGATHERV ? "  dist=" : "", o->op == AGX_OP_ALLGATHERV ? bench_dist_names[o->dist] : "");
     printf("# MPI: %s\n", ver);
+    if (o->skew.dist || o->skew.noise_rate > 0) {
+        char skew[128];
+        bench_skew_text(&o->skew, skew, sizeof skew);
+        printf("# %s: each rank computes its drawn delay first; times are from the latest arrival\n", skew);
+    }
     printf("# time per call in us: %s; Size = %s%s\n",
            o->window ? "latest end - a common start time (--sync window)"
                      : "max over ranks of the local time, barrier before each iteration",

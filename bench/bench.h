@@ -60,6 +60,29 @@ void bench_progress_clear(void);
  * description, cost and citation. */
 void bench_list_algorithms(void);
 
+/* --skew / --noise (bench_skew.c): an arrival pattern and OS-noise-like detours before each
+ * timed call, drawn from one seed so every rank knows the whole pattern. */
+enum { BENCH_SKEW_NONE, BENCH_SKEW_RANDOM, BENCH_SKEW_UNIFORM, BENCH_SKEW_ONE, BENCH_SKEW_SEVERAL, BENCH_SKEW_N };
+extern const char *const bench_skew_names[BENCH_SKEW_N];
+typedef struct {
+    int dist;             /* BENCH_SKEW_* */
+    double max_us;        /* the pattern's largest delay */
+    double noise_rate, noise_us;
+    unsigned seed;        /* 1 unless given */
+} bench_skew;
+/* Parse --skew (noise 0) or --noise (1) into s; 0, or -1 with a message in err. */
+int bench_skew_opt(int noise, const char *v, bench_skew *s, char *err, size_t errlen);
+void bench_skew_usage(FILE *f);
+/* "skew=random:100us noise=0.01:50us seed=1" (or "skew=none") for a report's header. */
+void bench_skew_text(const bench_skew *s, char *buf, size_t len);
+/* Compute until t0 + this rank's delay of iteration it; returns the iteration's largest
+ * delay over all p ranks (0 without skew or noise), to time from the latest arrival. */
+double bench_skew_wait(const bench_skew *s, int it, int rank, int p, double t0);
+/* Compute (spin on MPI_Wtime; in SMPI, charge simulated time) until MPI_Wtime() = t. */
+void bench_compute_until(double t);
+/* A 64-bit mixer (splitmix64's finaliser) for seeded draws (bench_io.c). */
+unsigned long long bench_mix64(unsigned long long x);
+
 #define MAX_ALGS 256 /* agx-tune repeats the list once per round */
 /* allgatherv count distributions (--dist) */
 enum { BENCH_UNIFORM, BENCH_LINEAR, BENCH_REGULAR, BENCH_DECREASING, BENCH_BROADCAST, BENCH_RANDOM, BENCH_NDIST };
@@ -81,6 +104,7 @@ typedef struct {
     int mult;             /* sizes grow by this factor (--factor), default 2 */
     int full;             /* -f: OSU's full statistics (min, max, p50, p99, iterations) */
     int window;           /* --sync window: a common start time instead of the barrier's exit */
+    bench_skew skew;      /* --skew, --noise */
 } options;
 
 /* One (algorithm, size) result of the allgather(v)/allreduce/inter-allgather modes. */
@@ -133,6 +157,7 @@ typedef struct {
     char *algs[MAX_ALGS];
     int nalgs;
     const char *csv, *json;
+    bench_skew skew;      /* --skew, --noise */
 } a2a_opts;
 
 /* Each mode's options, strictly: every value whole and in range, every flag known; on an

@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned long long mix(unsigned long long x)
+unsigned long long bench_mix64(unsigned long long x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
 }
+#define mix bench_mix64
 
 unsigned char bio_byte(long long off, unsigned seed)
 {

@@ -123,12 +123,18 @@ void bench_progress(const char *fmt, ...)
     double now = MPI_Wtime();
     if (!prog.mode || now - prog.start < prog.delay || (prog.mode == 2 && prog.lines && now - prog.last < 10.0))
         return;
+    /* one write, after stdout's rows: mpirun forwards each write of each stream as it comes,
+     * so a line written in parts may have a row of stdout inside it */
+    char line[512];
     va_list ap;
     va_start(ap, fmt);
-    fputs(prog.mode == 1 ? "\r\033[Kagx-bench: " : "agx-bench: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    int n = snprintf(line, sizeof line, "%sagx-bench: ", prog.mode == 1 ? "\r\033[K" : "");
+    n += vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
-    fprintf(stderr, ", %.0f s%s", now - prog.start, prog.mode == 1 ? "" : "\n");
+    if (n < (int)sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, ", %.0f s%s", now - prog.start, prog.mode == 1 ? "" : "\n");
+    fflush(stdout);
+    fputs(line, stderr);
     fflush(stderr);
     prog.shown = prog.mode == 1;
     prog.lines++;
@@ -334,18 +340,10 @@ double bench_start(int window, double slack, int *late)
     if (me == 0)
         T = MPI_Wtime() + slack;
     MPI_Bcast(&T, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double d = T - MPI_Wtime();
-    if (d < 0) {
+    if (T < MPI_Wtime()) {
         (*late)++;
         return T;
     }
-#ifdef SMPI_H
-    /* SMPI: nanosleep advances the simulated clock by exactly d */
-    struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
-    nanosleep(&ts, NULL);
-#else
-    while (MPI_Wtime() < T)
-        ;
-#endif
+    bench_compute_until(T); /* SMPI: nanosleep advances the simulated clock exactly */
     return T;
 }

@@ -33,6 +33,18 @@ check "unknown mode 'allgahter'" allgahter
 check "cannot write /nonexistent-agx/x.csv" allgather -m 8:8 -i 1 --csv /nonexistent-agx/x.csv
 check "allgather bogus 8 B failed: agx: unknown allgather algorithm 'bogus'" allgather -a bogus -m 8:8 -i 1
 check "-M 1x" allgather -M 1x
+check "--skew bogus:5" allgather --skew bogus:5
+check "--skew random:5:x" allgather --skew random:5:x
+check "--noise 2:5: RATE must be in" alltoallv --noise 2:5
+# every arrival pattern (and noise) runs and validates; the header names it and its seed
+for k in random:300 uniform:300 one:300 several:300:9; do
+    "$src/tools/agxrun" -n 3 --timeout 60 "$bench" allgather -m 64:64 -i 3 -x 1 -c -a ring,auto --skew $k --noise 0.5:50 > "$t/out" 2>&1
+    if [ "$(grep -c ' ok ' "$t/out")" -eq 2 ] && grep -q "^# skew=${k%%:*}:300us noise=0.5:50us seed=" "$t/out"; then
+        echo "ok: --skew $k --noise 0.5:50 validates"
+    else
+        echo "FAIL: --skew $k:"; cat "$t/out"; fail=1
+    fi
+done
 check "-M 10: 64 bytes per process need 256 bytes" allgather -M 10 -m 64:1K
 "$src/tools/agxrun" -n 2 --timeout 60 "$bench" allgather -M 1K -m 8:1K -i 1 -x 0 > "$t/out" 2>&1
 if grep -q "^# -M 1024: sizes up to 256 bytes" "$t/out" && ! grep -q "^512 " "$t/out" && grep -q "^256 " "$t/out"; then
