@@ -23,6 +23,10 @@ void report_header(const options *o, int nprocs, const int *labels, int gp, int 
                agx_op_name(o->op), nprocs, o->iters, o->warmup, o->check ? "yes" : "no",
                o->op == AGX_OP_ALLGATHERV ? "  dist=" : "", o->op == AGX_OP_ALLGATHERV ? bench_dist_names[o->dist] : "");
     printf("# MPI: %s\n", ver);
+    if (o->req)
+        printf("# mode: %s%s\n", o->req == BENCH_PERSISTENT ? "persistent (each iteration agx_start + agx_wait of a "
+               "request made once)" : "non-blocking (each iteration agx_i<op> + agx_wait)",
+               o->overlap ? "; Overlap(%) = OSU's 100 (1 - (t_total - t_compute) / t_pure), computing t_pure" : "");
     if (o->skew.dist || o->skew.noise_rate > 0) {
         char skew[128];
         bench_skew_text(&o->skew, skew, sizeof skew);
@@ -45,7 +49,8 @@ void report_header(const options *o, int nprocs, const int *labels, int gp, int 
     }
     printf("%-10s %-20s", "# Size", "Algorithm");
     bench_time_header(o->full);
-    printf(" %8s %10s %16s %6s %14s\n", "Speedup", "Msgs(l/nl)", "Bytes(l/nl)", "Check", "Model(nl)");
+    printf(" %8s %10s %16s %6s %14s%s\n", "Speedup", "Msgs(l/nl)", "Bytes(l/nl)", "Check", "Model(nl)",
+           o->overlap ? "  Overlap(%)" : "");
     fflush(stdout);
 }
 
@@ -59,6 +64,8 @@ static void fmt_counts(char *buf, size_t n, const record *r, int bytes)
         snprintf(buf, n, "%llu/%llu", r->ml, r->mn);
 }
 
+static const char *const mode_names[] = {"blocking", "persistent", "nonblocking"};
+
 void report_row(const options *o, const record *r, double first)
 {
     char ms[32], bs[48], model[40] = "-";
@@ -68,8 +75,11 @@ void report_row(const options *o, const record *r, double first)
         snprintf(model, sizeof model, "%lld/%lld", r->model_msgs, r->model_bytes);
     printf("%-10lld %-20s", r->bytes, r->alg);
     bench_time_cols(o->full, (const double[5]){r->avg, r->min, r->max, r->p50, r->p99}, o->iters);
-    printf(" %8.2f %10s %16s %6s %14s\n", r->avg > 0 ? first / r->avg : 0.0, ms, bs,
+    printf(" %8.2f %10s %16s %6s %14s", r->avg > 0 ? first / r->avg : 0.0, ms, bs,
            o->check ? (r->validated ? "ok" : "FAIL") : "-", model);
+    if (o->overlap)
+        printf(" %10.1f", r->overlap);
+    printf("\n");
     fflush(stdout);
 }
 
@@ -82,7 +92,7 @@ int report_csv(const char *path, const options *o, int nprocs, const record *r, 
     }
     fprintf(f, "op,algorithm,nprocs,bytes,iterations,avg_us,min_us,max_us,p50_us,p99_us,validated,"
                "msgs_local,msgs_nonlocal,bytes_local,bytes_nonlocal,setting,p,q,eq5_ratio,volume_ratio,"
-               "model_msgs_nonlocal,model_bytes_nonlocal\n");
+               "model_msgs_nonlocal,model_bytes_nonlocal,mode,overlap_pct\n");
     for (int i = 0; i < n; i++) {
         fprintf(f, "%s,%s,%d,%lld,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", agx_op_name(o->op), r[i].alg,
                 nprocs, r[i].bytes, o->iters, r[i].avg, r[i].min, r[i].max, r[i].p50, r[i].p99,
@@ -96,9 +106,14 @@ int report_csv(const char *path, const options *o, int nprocs, const record *r, 
         else
             fprintf(f, ",,,,,");
         if (r[i].model_msgs >= 0)
-            fprintf(f, "%lld,%lld\n", r[i].model_msgs, r[i].model_bytes);
+            fprintf(f, "%lld,%lld,", r[i].model_msgs, r[i].model_bytes);
         else
-            fprintf(f, ",\n");
+            fprintf(f, ",,");
+        fprintf(f, "%s,", mode_names[o->req]);
+        if (r[i].overlap >= 0)
+            fprintf(f, "%.1f\n", r[i].overlap);
+        else
+            fprintf(f, "\n");
     }
     return bench_close(f, path);
 }
@@ -131,6 +146,9 @@ int report_json(const char *path, const options *o, int nprocs, const record *r,
         if (r[i].model_msgs >= 0)
             fprintf(f, ", \"model_msgs_nonlocal\": %lld, \"model_bytes_nonlocal\": %lld", r[i].model_msgs,
                     r[i].model_bytes);
+        fprintf(f, ", \"mode\": \"%s\"", mode_names[o->req]);
+        if (r[i].overlap >= 0)
+            fprintf(f, ", \"overlap_pct\": %.1f", r[i].overlap);
         fprintf(f, ", \"context\": %s}%s\n", ctx, i + 1 < n ? "," : "");
     }
     fprintf(f, "]\n");

@@ -105,7 +105,10 @@ typedef struct {
     int full;             /* -f: OSU's full statistics (min, max, p50, p99, iterations) */
     int window;           /* --sync window: a common start time instead of the barrier's exit */
     bench_skew skew;      /* --skew, --noise */
+    int req;              /* BENCH_BLOCKING, --persistent, --nonblocking */
+    int overlap;          /* --overlap: OSU's overlap measurement after the timed iterations */
 } options;
+enum { BENCH_BLOCKING, BENCH_PERSISTENT, BENCH_NONBLOCKING };
 
 /* One (algorithm, size) result of the allgather(v)/allreduce/inter-allgather modes. */
 typedef struct {
@@ -118,7 +121,16 @@ typedef struct {
     double eq5, volume;
     long long model_msgs, model_bytes; /* Bienz prediction of non-local traffic, -1: none */
     unsigned long long ml, mn, bl, bn;
+    double overlap;       /* --overlap: percent, -1: not measured */
 } record;
+
+/* The request modes (agx_bench_req.c): one run's request (agx's, or with algorithm
+ * mpi_init the MPI library's MPI-4 persistent one). */
+typedef struct {
+    agx_request r;
+    MPI_Request m;
+    int mpi;
+} bench_req;
 
 /* agx_bench_report.c: rank 0's table header and rows (first = the size's first
  * algorithm's average, for the Speedup column), and the CSV / JSON files (1 on failure). */
@@ -176,8 +188,20 @@ void report_row(const options *o, const record *r, double first);
 int report_csv(const char *path, const options *o, int nprocs, const record *r, int n);
 int report_json(const char *path, const options *o, int nprocs, const record *r, int n);
 
+/* (agx_bench_req.c) --persistent: make the request (else nothing); one timed call: post,
+ * compute `compute` s (its measured time in *t_compute), wait; free; --overlap's percent
+ * over o->iters calls computing t_pure each (*rc: the first failure). */
+struct bench_shape;
+int bench_req_open(const options *o, const struct bench_shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm,
+                   const char *alg, bench_req *q);
+int bench_req_call(const options *o, bench_req *q, const struct bench_shape *sh, const void *sbuf, void *rbuf,
+                   MPI_Comm comm, double compute, double *t_compute);
+void bench_req_close(bench_req *q);
+double bench_req_overlap(const options *o, bench_req *q, const struct bench_shape *sh, const void *sbuf, void *rbuf,
+                         MPI_Comm comm, double t_pure, int *rc);
+
 /* What one size means for this rank: its contribution, and the blocks it receives. */
-typedef struct {
+typedef struct bench_shape {
     MPI_Datatype type;
     int unit;            /* bytes per element: 1, or 1024 (a contiguous type) for sizes
                           * whose counts would not fit an int */

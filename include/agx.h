@@ -79,6 +79,58 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm);
 
+/* ---- persistent and non-blocking collectives (docs/algorithms.md, "Requests") ----------
+ * agx_<op>_init is MPI-4's persistent collective (MPI_Allgather_init & co.): collective, it
+ * checks the arguments, agrees on them over the communicator (one allreduce: an error on
+ * any rank fails the init on every rank), selects the algorithm and makes its plan: every
+ * message of every round built once as a persistent request, with its datatypes. Each
+ * agx_start then only copies the own block and starts round 0. Buffers, counts and types
+ * are fixed at init; their contents may change between starts. agx_i<op> is the
+ * non-blocking call: a plan made and started at once, freed when agx_wait / agx_test
+ * report it (its arguments checked locally, as the blocking call's). A call whose chosen
+ * algorithm is not one schedule (native, shm_notify, bdr, bslb), and every allreduce and
+ * alltoallv request, runs the MPI library's own non-blocking call (MPI_Iallgather & co.)
+ * at each start. Where the built-in default would choose native, a request runs the
+ * default's first schedule instead (bruck, recursive_doubling, ring by size).
+ * Progress: agx_test, agx_wait, starts and agx's blocking calls advance every active
+ * request by the rounds that completed; AGX_PROGRESS_THREAD=1 (with MPI_THREAD_MULTIPLE)
+ * adds a thread that does so while the program computes. Requests complete in any order.
+ * Errors go to the request's communicator's handler, once, at the call that reports them
+ * (MPI_COMM_SELF's once the communicator was freed). `info` is accepted and not read. */
+typedef struct agx_req *agx_request;
+#define AGX_REQUEST_NULL ((agx_request)0)
+int agx_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, agx_request *req);
+int agx_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, agx_request *req);
+int agx_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, agx_request *req);
+int agx_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Info info, agx_request *req);
+int agx_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, agx_request *req);
+int agx_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                    agx_request *req);
+int agx_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, agx_request *req);
+int agx_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                   MPI_Comm comm, agx_request *req);
+/* MPI_Start / MPI_Startall (persistent requests only; starting an active one is an
+ * error), MPI_Wait / MPI_Waitall / MPI_Test (AGX_REQUEST_NULL: complete at once; a
+ * completed non-blocking request is freed and set to AGX_REQUEST_NULL, a persistent one
+ * becomes inactive), MPI_Request_free (an active request: an error). agx_waitall completes
+ * every request and returns the first error. */
+int agx_start(agx_request *req);
+int agx_startall(int count, agx_request reqs[]);
+int agx_wait(agx_request *req);
+int agx_waitall(int count, agx_request reqs[]);
+int agx_test(agx_request *req, int *flag);
+int agx_request_free(agx_request *req);
+
 /* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0
  * form group A, the others group B; each rank receives the blocks of the other group, in
  * that group's rank order, exactly as MPI_Allgather(v) on an inter-communicator between

@@ -9,7 +9,7 @@ src=$1 build=$2 b=$2/mpich
 command -v mpicc.mpich >/dev/null || { echo "MPICH is not installed: run tools/bootstrap"; exit 1; }
 cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
   -DAGX_PC_MPI=mpich > "$b.log" 2>&1 &&
-  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_fileview test_allreduce test_typeops test_typemove test_shm_notify agx-preload preload_app agx-bench agx-info >> "$b.log" 2>&1 ||
+  cmake --build "$b" -j 2 --target test_badinput test_api test_inter test_alltoallv test_twophase test_fileview test_allreduce test_typeops test_typemove test_shm_notify test_requests agx-preload preload_app agx-bench agx-info >> "$b.log" 2>&1 ||
   { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
 run="$src/tools/agxrun --mpi mpich --timeout 240"
 fail=0
@@ -22,6 +22,8 @@ AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twopha
 # the MPI-IO drop-in's entries (views, memory types, file pointer) against MPICH's ROMIO
 $run -n 2 "$b/bin/test_fileview" || { echo "FAIL: test_fileview ($?)"; fail=1; }
 $run -n 5 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
+# persistent and non-blocking requests (MPICH 4 has the persistent collectives too)
+$run -n 3 "$b/bin/test_requests" --quick || { echo "FAIL: test_requests ($?)"; fail=1; }
 # MPI's reduction table on MPICH's own arithmetic (representative types; 2 ranks: no busy-polling)
 $run -n 2 "$b/bin/test_typeops" --quick || { echo "FAIL: test_typeops ($?)"; fail=1; }
 # allgather(v) / alltoallv, intra and inter, on the representative named types and derived ones

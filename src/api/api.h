@@ -15,4 +15,17 @@
  * (api_allgather.c; api_shared.c's zero-copy entry shares it). */
 int agx_ag_prepare_intra(agx_args *a, const char *fn);
 
+/* The request of a prepared call (api_request.c): `rc` its checks' code, a->alg chosen
+ * with a->request set (NULL: none, e.g. an inter-communicator). A plan where the algorithm
+ * plans, else the library's call: lib(larg) at each start (larg taken over, freed). An
+ * init (persistent) is agreed over the communicator; a non-blocking call starts at once. */
+/* The opening of a request call: req checked and cleared, a->request set, the call begun
+ * (a->ctx NULL: the code returned is final, no request can be made). */
+int agx_request_begin(agx_args *a, const char *fn, agx_request *req);
+/* A copy of the library call's n-byte arguments (NULL, and *rc set if it was success,
+ * when out of memory). */
+void *agx_lib_arg(const void *src, size_t n, int *rc, const char *fn);
+int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, void *larg, const char *fn,
+                    agx_request *out);
+
 #endif

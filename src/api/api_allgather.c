@@ -220,3 +220,85 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
                            .recvtype = recvtype}};
     return agx_raise(comm, allgather_family(&a, color, "agx_intergroup_allgatherv"));
 }
+
+/* ---- requests: agx_allgather(v)_init, agx_iallgather(v) ---- */
+/* The library's own call of a request (MPI_Iallgather(v) on agx's duplicate). */
+typedef struct {
+    agx_ag_args g;
+    agx_op op;
+    MPI_Comm comm;
+    int rank, p;
+    long long bytes;
+} ag_lib;
+
+static int ag_lib_start(void *arg, MPI_Request *r)
+{
+    const ag_lib *l = arg;
+    const agx_ag_args *g = &l->g;
+    *r = MPI_REQUEST_NULL; /* complete at once: nothing to move, or (as native) one process */
+    if (l->bytes == 0)
+        return MPI_SUCCESS;
+    if (l->op == AGX_OP_ALLGATHER)
+        return PMPI_Iallgather(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcount, g->recvtype,
+                               l->comm, r);
+    if (l->p == 1 && l->bytes > 0 && g->sendbuf != MPI_IN_PLACE) /* intra (bytes known) */
+        return agx_localcopy(g->sendbuf, g->sendcount, g->sendtype,
+                             (char *)g->recvbuf + (MPI_Aint)g->displs[0] * g->blk.extent, g->recvcounts[0],
+                             g->recvtype);
+    return PMPI_Iallgatherv(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcounts, g->displs,
+                            g->recvtype, l->comm, r);
+}
+
+static int allgather_request(agx_args *a, int persistent, const char *fn, agx_request *req)
+{
+    int rc = agx_request_begin(a, fn, req);
+    if (!a->ctx)
+        return rc;
+    a->msg_bytes = -1; /* an inter-communicator: the library's call, whatever the sizes */
+    if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA && (rc = check_args(a, -1, fn)) == MPI_SUCCESS &&
+        (rc = layout(a, fn)) == MPI_SUCCESS)
+        rc = agx_choose(a);
+    ag_lib l0 = {.g = a->u.ag, .op = a->op, .comm = a->comm, .rank = a->rank, .p = a->p, .bytes = a->msg_bytes};
+    ag_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
+    return agx_api_request(a, persistent, rc, ag_lib_start, l, fn, req);
+}
+
+int agx_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, agx_request *req)
+{
+    (void)info;
+    agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm,
+                  .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                           .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}};
+    return agx_raise(comm, allgather_request(&a, 1, "agx_allgather_init", req));
+}
+
+int agx_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, agx_request *req)
+{
+    (void)info;
+    agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm,
+                  .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
+                           .recvcounts = recvcounts, .displs = displs, .recvtype = recvtype}};
+    return agx_raise(comm, allgather_request(&a, 1, "agx_allgatherv_init", req));
+}
+
+int agx_iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, agx_request *req)
+{
+    agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm,
+                  .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
+                           .recvbuf = recvbuf, .recvcount = recvcount, .recvtype = recvtype}};
+    return agx_raise(comm, allgather_request(&a, 0, "agx_iallgather", req));
+}
+
+int agx_iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                    agx_request *req)
+{
+    agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm,
+                  .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype, .recvbuf = recvbuf,
+                           .recvcounts = recvcounts, .displs = displs, .recvtype = recvtype}};
+    return agx_raise(comm, allgather_request(&a, 0, "agx_iallgatherv", req));
+}

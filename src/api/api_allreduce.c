@@ -78,3 +78,46 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                   .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};
     return agx_raise(comm, allreduce(&a, "agx_allreduce"));
 }
+
+/* ---- requests: agx_allreduce_init, agx_iallreduce: the library's MPI_Iallreduce at each
+ * start (agx's allreduce schedules need scratch of their own per request and an epilogue
+ * for packed types: not planned yet), after agx's checks ---- */
+typedef struct {
+    agx_ar_args g;
+    MPI_Comm comm;
+} ar_lib;
+
+static int ar_lib_start(void *arg, MPI_Request *r)
+{
+    const ar_lib *l = arg;
+    return PMPI_Iallreduce(l->g.sendbuf, l->g.recvbuf, l->g.count, l->g.type, l->g.op, l->comm, r);
+}
+
+static int allreduce_request(agx_args *a, int persistent, const char *fn, agx_request *req)
+{
+    int rc = agx_request_begin(a, fn, req);
+    if (!a->ctx)
+        return rc;
+    if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA)
+        rc = check_args(a, fn);
+    ar_lib l0 = {.g = a->u.ar, .comm = a->comm};
+    ar_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
+    return agx_api_request(a, persistent, rc, ar_lib_start, l, fn, req);
+}
+
+int agx_allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Info info, agx_request *req)
+{
+    (void)info;
+    agx_args a = {.op = AGX_OP_ALLREDUCE, .user_comm = comm,
+                  .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};
+    return agx_raise(comm, allreduce_request(&a, 1, "agx_allreduce_init", req));
+}
+
+int agx_iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, agx_request *req)
+{
+    agx_args a = {.op = AGX_OP_ALLREDUCE, .user_comm = comm,
+                  .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};
+    return agx_raise(comm, allreduce_request(&a, 0, "agx_iallreduce", req));
+}

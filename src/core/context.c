@@ -44,6 +44,7 @@ static void ctx_free(agx_ctx *ctx)
     if (ctx->next)
         ctx->next->prev = ctx->prev;
     pthread_mutex_unlock(&lock);
+    agx_req_orphan(ctx);
     for (int i = AGX_SLOT_LAST - 1; i >= 0; i--) /* the layers' state, the highest first */
         if (ctx->slot[i].p && ctx->slot[i].release)
             ctx->slot[i].release(ctx->slot[i].p);

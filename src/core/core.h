@@ -52,6 +52,7 @@ void agx_blocks_bytes(agx_blocks *b, void *buf, int n, const MPI_Aint *counts, c
 #define AGX_MAX_PIECE (1 << 30)
 
 typedef struct agx_ctx agx_ctx;
+typedef struct agx_req agx_req; /* agx.h's agx_request */
 typedef struct agx_cached agx_cached;
 
 /* ---- per-communicator context (MPI attribute caching) ----------------------------------
@@ -76,6 +77,7 @@ struct agx_ctx {
                                 * until used */
     void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
     size_t scratch_size[2];    /* calls (the same sizes on every rank) */
+    unsigned req_seq;          /* requests made on it: each gets its own tag (agx_req_tag) */
     int check_args;            /* AGX_CHECK_ARGS: collective calls agree on their arguments
                                 * first (read when the context is made) */
     agx_slot slot[AGX_SLOT_LAST];
@@ -173,8 +175,6 @@ typedef struct {
 } agx_exec;
 
 int agx_sched_run(const agx_exec *x, const agx_sched *s);
-/* MPI_Waitall with statuses (portable across MPI headers). */
-int agx_waitall(int n, MPI_Request *req);
 /* Error path: cancel and free n posted requests. */
 void agx_cancel_all(int n, MPI_Request *req);
 /* Local copy between typed buffers of equal signature (MPIR_Localcopy's role); counts
@@ -243,5 +243,44 @@ int agx_env_int(const char *name, long long min, long long max, long long *v);
 int agx_env_flag(const char *name);
 
 #define AGX_TAG 0x6167 /* on agx's private communicator only */
+
+/* ---- plans and requests: persistent and non-blocking collectives -----------------------
+ * A plan (src/core/plan.c): schedule s over x's buffers made persistent requests, every
+ * message built once; it copies what it reads (schedule, layouts, node map). Never
+ * blocks unless asked: a start posts round 0 after the prologue (a local copy, e.g.
+ * allgather's own block); agx_plan_step advances it by every round that completed, or
+ * (block) waits for every round (*done at the end, then the start's code). */
+typedef struct agx_plan agx_plan;
+int agx_plan_make(const agx_exec *x, const agx_sched *s, agx_plan **out);
+int agx_plan_prologue(agx_plan *p, const void *src, MPI_Aint scount, MPI_Datatype stype, void *dst,
+                      MPI_Aint dcount, MPI_Datatype dtype);
+int agx_plan_start(agx_plan *p);
+int agx_plan_step(agx_plan *p, int block, int *done);
+void agx_plan_free(agx_plan *p);
+/* A request (src/core/request.c; the public agx_request): a plan, or the MPI library's own
+ * non-blocking call, which lib_start posts at each start (arg: freed with the request).
+ * Progress: agx_req_test / wait, starts and the engine's waits advance every active
+ * request (agx_req_progress); AGX_PROGRESS_THREAD=1 adds a thread. */
+typedef int (*agx_lib_start_fn)(void *arg, MPI_Request *req);
+int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx_req **out);
+void agx_req_set_plan(agx_req *r, agx_plan *p);
+void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg);
+int agx_req_start(agx_req *r);
+int agx_req_test(agx_req *r, int *flag);
+int agx_req_wait(agx_req *r);
+int agx_req_free(agx_req *r);         /* MPI_ERR_REQUEST while active */
+int agx_req_persistent(const agx_req *r);
+MPI_Comm agx_req_comm(const agx_req *r); /* where its errors go (MPI_COMM_SELF once freed) */
+void agx_req_progress(void);
+int agx_req_any_active(void);
+int agx_progress_thread_on(void);
+/* MPI_Comm_free of ctx's communicator: its requests can no longer start. */
+void agx_req_orphan(const agx_ctx *ctx);
+/* The tag of the next request on ctx: requests on one communicator never match each
+ * other's messages, whatever order their rounds interleave in (every rank makes them in
+ * the same order, as MPI requires of collective calls). */
+int agx_req_tag(agx_ctx *ctx);
+#define AGX_REQ_TAG0 1024
+#define AGX_REQ_TAGS 8192
 
 #endif

@@ -75,6 +75,9 @@ typedef struct {
 
 void agx_sched_init(agx_sched *s);
 void agx_sched_free(agx_sched *s);
+/* dst = a copy of src with its own arrays (a plan outlives the cache's schedule); 0, or
+ * -1 when out of memory (dst then empty). */
+int agx_sched_copy(agx_sched *dst, const agx_sched *src);
 /* Append an op over the ranges of `set` (send / receive with an empty set: skipped, both
  * sides compute the same set). Returns 0, or -1 (and s->bad) when out of memory. */
 int agx_sched_add(agx_sched *s, int round, int kind, int peer, const agx_blockset *set);

@@ -13,6 +13,24 @@ void agx_sched_free(agx_sched *s)
     memset(s, 0, sizeof *s);
 }
 
+int agx_sched_copy(agx_sched *dst, const agx_sched *src)
+{
+    *dst = *src;
+    dst->ops = malloc(sizeof(agx_sop) * (size_t)(src->n > 0 ? src->n : 1));
+    dst->ranges = malloc(sizeof(agx_range) * (size_t)(src->nranges > 0 ? src->nranges : 1));
+    dst->cap = src->n;
+    dst->rcap = src->nranges;
+    if (!dst->ops || !dst->ranges) {
+        agx_sched_free(dst);
+        return -1;
+    }
+    if (src->n)
+        memcpy(dst->ops, src->ops, sizeof(agx_sop) * (size_t)src->n);
+    if (src->nranges)
+        memcpy(dst->ranges, src->ranges, sizeof(agx_range) * (size_t)src->nranges);
+    return 0;
+}
+
 static int grow(void **p, int *cap, int need, size_t elem)
 {
     if (need <= *cap)

@@ -24,7 +24,7 @@ int agx_select_rule(const agx_args *a)
         const agx_rule *r = &t->rules[i];
         if (agx_rule_holds(r, a)) {
             int idx = agx_rule_alg(a->op, a->kind, i);
-            if (idx >= 0 && !agx_alg_violation(&t->algs[idx], a, NULL))
+            if (idx >= 0 && (!a->request || t->algs[idx].plans) && !agx_alg_violation(&t->algs[idx], a, NULL))
                 return idx;
         }
     }

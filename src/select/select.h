@@ -86,6 +86,10 @@ typedef struct {
     long long msg_bytes;  /* the size the selection rules look at (allgather: the result) */
     const agx_a2a_pattern *pattern; /* alltoallv: the call's pattern (selection reads it) */
     const struct agx_rule *rule; /* the rules file's row that chose (its parameters), or NULL */
+    int request;          /* a persistent or non-blocking call: the default rule picks only
+                           * algorithms that plan (agx_alg.plans) */
+    agx_plan **plan;      /* set: the algorithm makes its plan here instead of running */
+    int plan_tag;         /* the plan's tag (agx_req_tag) */
     union {               /* the per-operation part */
         agx_ag_args ag;
         agx_a2a_args a2a;
@@ -127,6 +131,8 @@ struct agx_alg {
     const char *fallback;       /* when a restriction fails; NULL: the default rule */
     const struct agx_pat_alg *pat;
     int raw;                    /* inter: reads the user's buffers itself (no byte view) */
+    int plans;                  /* runs one schedule (agx_run_flat / agx_run_locality), so
+                                 * it can be a plan: persistent and non-blocking calls */
 };
 
 /* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).
@@ -281,7 +287,8 @@ int agx_choose(agx_args *a);
 int agx_run_instead(const agx_args *a, agx_coll_fn fn);
 /* Choose the algorithm for this call (table index), or an error code (not raised). */
 int agx_select(agx_args *a, int *index);
-/* The table's default rule alone (no forced choice): a table index. */
+/* The table's default rule alone (no forced choice): a table index. For a request
+ * (a->request) only rows whose algorithm plans choose (the last resort: native). */
 int agx_select_rule(const agx_args *a);
 
 #endif

@@ -24,7 +24,8 @@ static inline unsigned mt_seed_from_env(void)
     const char *s = getenv("AGX_TEST_SEED");
     return s ? (unsigned)strtoul(s, NULL, 0) : (unsigned)time(NULL);
 }
-/* The start of every differential test: MPI_Init, the options --quick, --seed N and
+/* The start of every differential test: MPI_Init (MPI_Init_thread with
+ * MPI_THREAD_MULTIPLE when AGX_PROGRESS_THREAD is set), the options --quick, --seed N and
  * --algs LIST, rank 0's seed broadcast (AGX_TEST_SEED, else the time). */
 typedef struct {
     int quick, rank, size;
@@ -36,7 +37,11 @@ static inline void mt_start(int *argc, char ***argv, mt_run *r)
 {
     memset(r, 0, sizeof *r);
     r->seed = mt_seed_from_env();
-    MPI_Init(argc, argv);
+    int provided;
+    if (getenv("AGX_PROGRESS_THREAD")) /* the progress thread needs MPI_THREAD_MULTIPLE */
+        MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(argc, argv);
     for (int i = 1; i < *argc; i++) {
         if (!strcmp((*argv)[i], "--quick"))
             r->quick = 1;

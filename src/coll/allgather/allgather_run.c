@@ -1,7 +1,8 @@
 /*
  * The allgather family's runners: the own block's copy, the flat algorithms (one cached
  * schedule over the receive layout) and the locality-aware ones (Bienz: a virtual order
- * and its schedule, cached per communicator, over the permuted layout).
+ * and its schedule, cached per communicator, over the permuted layout). For a request
+ * (a->plan) they make the schedule a plan instead of running it.
  */
 #include "coll_allgather.h"
 
@@ -19,17 +20,35 @@ int agx_copy_own_block(const agx_args *a)
 }
 
 
+/* A request's plan of schedule s over x (a->plan): its own tag, and the own block's copy
+ * as the prologue of every start. */
+static int make_plan(const agx_args *a, agx_exec *x, const agx_sched *s)
+{
+    const agx_ag_args *g = &a->u.ag;
+    const agx_blocks *b = &g->blk;
+    x->tag = a->plan_tag;
+    int rc = agx_plan_make(x, s, a->plan);
+    if (rc == MPI_SUCCESS && g->sendbuf != MPI_IN_PLACE &&
+        (rc = agx_plan_prologue(*a->plan, g->sendbuf, g->sendcount, g->sendtype,
+                                b->buf + agx_blk_displ(b, a->rank) * b->extent, agx_blk_count(b, a->rank),
+                                b->type)) != MPI_SUCCESS) {
+        agx_plan_free(*a->plan);
+        *a->plan = NULL;
+    }
+    return rc;
+}
+
 int agx_run_flat(const agx_args *a, agx_build_fn build, int param)
 {
     const agx_sched *s;
     agx_exec x;
-    int rc = agx_copy_own_block(a);
+    int rc = a->plan ? MPI_SUCCESS : agx_copy_own_block(a);
     if (rc == MPI_SUCCESS)
         rc = agx_flat_sched(a, build, param, &s);
     if (rc != MPI_SUCCESS)
         return rc;
     agx_exec_of(a, &a->u.ag.blk, &x);
-    return agx_sched_run(&x, s);
+    return a->plan ? make_plan(a, &x, s) : agx_sched_run(&x, s);
 }
 
 int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, int nl)
@@ -43,7 +62,7 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
         return rc;
     if ((rc = agx_locality_sched(a->ctx, R, order, fn, nl, &s, &ord)) != MPI_SUCCESS)
         return rc;
-    if ((rc = agx_copy_own_block(a)) != MPI_SUCCESS)
+    if (!a->plan && (rc = agx_copy_own_block(a)) != MPI_SUCCESS)
         return rc;
     /* the receive layout in the algorithm's virtual order (64-bit: displacements of a
      * regular layout may pass an int) */
@@ -61,7 +80,7 @@ int agx_run_locality(const agx_args *a, agx_order_fn order, agx_locbuild_fn fn, 
     vblk.same_shape = blk->same_shape || !agx_blk_listed(blk);
     agx_exec x;
     agx_exec_of(a, &vblk, &x);
-    rc = agx_sched_run(&x, s);
+    rc = a->plan ? make_plan(a, &x, s) : agx_sched_run(&x, s); /* a plan copies the layout */
     free(cnt);
     return rc;
 }

@@ -1,0 +1,262 @@
+/*
+ * Requests: agx's persistent and non-blocking collectives (docs/algorithms.md "Requests").
+ * A request runs either a plan (an agx schedule made persistent, plan.c) or the MPI
+ * library's own non-blocking call (a start posts it). Life cycle: made inactive (init)
+ * -> started (active; on the process's active list) -> complete (off the list, its code
+ * kept) -> reported by agx_wait / agx_test (a persistent request inactive again, a
+ * non-blocking one freed).
+ *
+ * Progress rule: every agx_test / agx_wait, every start, and every blocking agx call that
+ * runs a schedule (the engine's waits) advances every active request of the process by as
+ * many rounds as have completed; nothing blocks on one request's round, so requests
+ * complete in any order on every rank. With AGX_PROGRESS_THREAD=1 and
+ * MPI_THREAD_MULTIPLE a background thread does the same while the program computes. One
+ * mutex guards the list and every request's progress.
+ */
+#include "core.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct agx_req {
+    agx_ctx *ctx;             /* NULL once its communicator was freed */
+    MPI_Comm user;            /* errors are raised on it (while ctx is not NULL) */
+    const char *fn;           /* the call that made it */
+    int persistent;
+    int state;                /* AGX_REQ_* */
+    int rc;                   /* the completed start's code */
+    agx_plan *plan;           /* agx's schedule; NULL: the library's own call */
+    agx_lib_start_fn lib_start;
+    void *lib_arg;            /* freed with the request */
+    MPI_Request lib;          /* the library's request of this start */
+    struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
+};
+enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
+
+static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pcond = PTHREAD_COND_INITIALIZER;
+static agx_req *all;
+static atomic_int nactive;
+static pthread_t thread;
+static int thread_on, thread_stop, thread_asked;
+
+/* Advance r (plock held), or (block) complete it; 1 when it completed now. */
+static int step(agx_req *r, int block)
+{
+    int done = 0, rc;
+    if (r->plan)
+        rc = agx_plan_step(r->plan, block, &done);
+    else {
+        MPI_Status st;
+        rc = block ? MPI_Wait(&r->lib, &st) : MPI_Test(&r->lib, &done, &st);
+        done = done || block;
+        done = done || rc != MPI_SUCCESS;
+    }
+    if (done) {
+        r->rc = rc;
+        r->state = AGX_REQ_COMPLETE;
+        atomic_fetch_sub(&nactive, 1);
+    }
+    return done;
+}
+
+static void progress_locked(void)
+{
+    for (agx_req *r = all; r && atomic_load(&nactive) > 0; r = r->next)
+        if (r->state == AGX_REQ_ACTIVE)
+            step(r, 0);
+}
+
+void agx_req_progress(void)
+{
+    if (atomic_load(&nactive) == 0)
+        return;
+    pthread_mutex_lock(&plock);
+    progress_locked();
+    pthread_mutex_unlock(&plock);
+}
+
+int agx_req_any_active(void) { return atomic_load(&nactive) > 0; }
+
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&plock);
+    while (!thread_stop) {
+        if (atomic_load(&nactive) == 0) {
+            pthread_cond_wait(&pcond, &plock);
+            continue;
+        }
+        progress_locked();
+        pthread_mutex_unlock(&plock);
+        sched_yield(); /* let the program's own calls take the lock */
+        pthread_mutex_lock(&plock);
+    }
+    pthread_mutex_unlock(&plock);
+    return NULL;
+}
+
+static void thread_finalize(void)
+{
+    pthread_mutex_lock(&plock);
+    int on = thread_on;
+    thread_stop = 1;
+    pthread_cond_broadcast(&pcond);
+    pthread_mutex_unlock(&plock);
+    if (on)
+        pthread_join(thread, NULL);
+    thread_on = thread_asked = thread_stop = 0;
+}
+
+/* AGX_PROGRESS_THREAD=1: the background thread, once per process (plock held). */
+static void thread_maybe_start(void)
+{
+    if (thread_asked)
+        return;
+    thread_asked = 1;
+    if (!agx_env_flag("AGX_PROGRESS_THREAD"))
+        return;
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "agx: AGX_PROGRESS_THREAD=1 needs MPI_THREAD_MULTIPLE (MPI_Init_thread); requests "
+                "progress in agx's calls only\n");
+        return;
+    }
+    if (pthread_create(&thread, NULL, progress_main, NULL) == 0) {
+        thread_on = 1;
+        agx_at_finalize(thread_finalize);
+    } else
+        fprintf(stderr, "agx: AGX_PROGRESS_THREAD=1: no thread could be started; requests progress in agx's "
+                "calls only\n");
+}
+
+int agx_progress_thread_on(void) { return thread_on; }
+
+int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx_req **out)
+{
+    agx_req *r = calloc(1, sizeof *r);
+    *out = NULL;
+    if (!r)
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
+    *r = (agx_req){.ctx = ctx, .user = user, .fn = fn, .persistent = persistent, .lib = MPI_REQUEST_NULL};
+    pthread_mutex_lock(&plock);
+    thread_maybe_start();
+    r->next = all;
+    if (all)
+        all->prev = r;
+    all = r;
+    pthread_mutex_unlock(&plock);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+void agx_req_set_plan(agx_req *r, agx_plan *p) { r->plan = p; }
+
+void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg)
+{
+    r->lib_start = start;
+    r->lib_arg = arg;
+}
+
+int agx_req_tag(agx_ctx *ctx) { return AGX_REQ_TAG0 + (int)(ctx->req_seq++ % AGX_REQ_TAGS); }
+
+MPI_Comm agx_req_comm(const agx_req *r) { return r->ctx ? r->user : MPI_COMM_SELF; }
+
+int agx_req_persistent(const agx_req *r) { return r->persistent; }
+
+int agx_req_start(agx_req *r)
+{
+    int rc;
+    pthread_mutex_lock(&plock);
+    if (!r->ctx)
+        rc = agx_error(MPI_ERR_REQUEST, "agx_start: the communicator of this %s request was freed", r->fn);
+    else if (r->state != AGX_REQ_INACTIVE)
+        rc = agx_error(MPI_ERR_REQUEST, "agx_start: this %s request is active (started and not yet completed by "
+                       "agx_wait or agx_test)", r->fn);
+    else {
+        rc = r->plan ? agx_plan_start(r->plan) : r->lib_start(r->lib_arg, &r->lib);
+        if (rc == MPI_SUCCESS) { /* round 0 is posted; it advances at the next agx call */
+            r->state = AGX_REQ_ACTIVE;
+            atomic_fetch_add(&nactive, 1);
+            if (thread_on)
+                pthread_cond_broadcast(&pcond);
+        }
+    }
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
+
+/* r complete: its code; the request inactive again (plock held). */
+static int report(agx_req *r)
+{
+    r->state = AGX_REQ_INACTIVE;
+    return r->rc;
+}
+
+int agx_req_test(agx_req *r, int *flag)
+{
+    int rc = MPI_SUCCESS;
+    pthread_mutex_lock(&plock);
+    if (r->state == AGX_REQ_ACTIVE)
+        progress_locked();
+    *flag = r->state != AGX_REQ_ACTIVE; /* an inactive request tests complete, as in MPI */
+    if (r->state == AGX_REQ_COMPLETE)
+        rc = report(r);
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
+
+int agx_req_wait(agx_req *r)
+{
+    int flag = 0, rc;
+    /* the only active request and no thread: nothing else needs this process's progress
+     * while it waits, so it blocks in MPI for each round instead of polling */
+    pthread_mutex_lock(&plock);
+    if (!thread_on && r->state == AGX_REQ_ACTIVE && atomic_load(&nactive) == 1) {
+        step(r, 1);
+        rc = report(r);
+        pthread_mutex_unlock(&plock);
+        return rc;
+    }
+    pthread_mutex_unlock(&plock);
+    while ((rc = agx_req_test(r, &flag)) == MPI_SUCCESS && !flag)
+        if (thread_on)
+            sched_yield();
+    return rc;
+}
+
+int agx_req_free(agx_req *r)
+{
+    pthread_mutex_lock(&plock);
+    if (r->state != AGX_REQ_INACTIVE) { /* complete but not yet reported is still active */
+        pthread_mutex_unlock(&plock);
+        return agx_error(MPI_ERR_REQUEST, "agx_request_free: this %s request is active: complete it with "
+                         "agx_wait or agx_test first", r->fn);
+    }
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        all = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    pthread_mutex_unlock(&plock);
+    agx_plan_free(r->plan);
+    if (r->lib != MPI_REQUEST_NULL)
+        MPI_Request_free(&r->lib);
+    free(r->lib_arg);
+    free(r);
+    return MPI_SUCCESS;
+}
+
+void agx_req_orphan(const agx_ctx *ctx)
+{
+    pthread_mutex_lock(&plock);
+    for (agx_req *r = all; r; r = r->next)
+        if (r->ctx == ctx)
+            r->ctx = NULL; /* its plan owns what it uses; MPI keeps the communicator for its requests */
+    pthread_mutex_unlock(&plock);
+}
