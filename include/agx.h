@@ -130,6 +130,15 @@ int agx_wait(agx_request *req);
 int agx_waitall(int count, agx_request reqs[]);
 int agx_test(agx_request *req, int *flag);
 int agx_request_free(agx_request *req);
+/* A non-blocking agx request handed over to MPI: *out is an MPI generalized request that
+ * completes when it does, for MPI_Wait / MPI_Test / MPI_Waitall among the program's other
+ * requests (its status's MPI_ERROR and MPI_Wait's code: the request's); *req becomes
+ * AGX_REQUEST_NULL. Needs agx's progress thread (agx_progress_async() = 1), since MPI does
+ * not advance agx's rounds: MPI_ERR_OTHER without it (the request stays agx's). */
+int agx_request_mpi(agx_request *req, MPI_Request *out);
+/* 1 when agx's progress thread runs (AGX_PROGRESS_THREAD=1 under MPI_THREAD_MULTIPLE; the
+ * first call after MPI_Init starts it), else 0. */
+int agx_progress_async(void);
 
 /* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0
  * form group A, the others group B; each rank receives the blocks of the other group, in

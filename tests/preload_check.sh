@@ -20,6 +20,15 @@ for n in 1 5; do
     grep -q "^agx-preload: rank 0: $op [0-9]* calls through agx" "$t/out" || bad "-n $n: no report for $op"
   done
 done
+# 1b. MPI_Iallgather(v): through agx while its progress thread runs (agx's request handed to
+#     MPI as a generalized request, completed in MPI_Waitall beside point-to-point ones);
+#     without the thread, the library's own (AGX_VERBOSE says why)
+AGX_PROGRESS_THREAD=1 AGX_STATS=1 "${run[@]}" -n 4 --preload "$lib" "$app" --nonblocking > "$t/out" 2>&1 &&
+  grep -q "^agx-preload: rank 0: allgather 4 calls through agx" "$t/out" &&
+  grep -q "^agx-preload: rank 0: allgatherv 4 calls through agx" "$t/out" || bad "MPI_Iallgather(v) with the progress thread"
+AGX_VERBOSE=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --nonblocking > "$t/out" 2>&1 &&
+  ! grep -q "allgatherv\? [0-9]* calls through agx" "$t/out" && grep -q "^agx-preload: MPI_Iallgather(v) go to the MPI library" "$t/out" ||
+  bad "MPI_Iallgather(v) without the progress thread"
 # 2. AGX_ENABLE=0: nothing through agx; a list: only those
 AGX_ENABLE=0 AGX_STATS=1 "${run[@]}" -n 4 --preload "$lib" "$app" > "$t/out" 2>&1 && ! grep -q "through agx" "$t/out" ||
   bad "AGX_ENABLE=0"

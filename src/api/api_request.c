@@ -169,3 +169,15 @@ int agx_request_free(agx_request *req)
         *req = AGX_REQUEST_NULL;
     return agx_raise(comm_of(req), rc);
 }
+
+int agx_request_mpi(agx_request *req, MPI_Request *out)
+{
+    if (!req || !*req || !out)
+        return agx_raise(MPI_COMM_SELF, agx_error(MPI_ERR_REQUEST, "agx_request_mpi: no request"));
+    int rc = agx_req_to_mpi(*req, out);
+    if (rc == MPI_SUCCESS)
+        *req = AGX_REQUEST_NULL;
+    return agx_raise(comm_of(req), rc);
+}
+
+int agx_progress_async(void) { return agx_progress_thread_on(); }

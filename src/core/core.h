@@ -273,7 +273,10 @@ int agx_req_persistent(const agx_req *r);
 MPI_Comm agx_req_comm(const agx_req *r); /* where its errors go (MPI_COMM_SELF once freed) */
 void agx_req_progress(void);
 int agx_req_any_active(void);
-int agx_progress_thread_on(void);
+int agx_progress_thread_on(void);  /* starts it (AGX_PROGRESS_THREAD) if not asked yet */
+/* A started non-blocking request handed to MPI: *out, a generalized request the progress
+ * thread completes with it; freed (with r) when MPI reports it. Needs the thread. */
+int agx_req_to_mpi(agx_req *r, MPI_Request *out);
 /* MPI_Comm_free of ctx's communicator: its requests can no longer start. */
 void agx_req_orphan(const agx_ctx *ctx);
 /* The tag of the next request on ctx: requests on one communicator never match each

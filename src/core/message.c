@@ -170,6 +170,8 @@ int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs 
     }
     m.recv = !send;
     m.peer = op->peer;
+    m.tag = tag;
+    m.sync = (op->flags & AGX_SOP_SYNC) != 0;
     if (send && !persistent)
         agx_stats_count_map(x->node_of, x->me, op->peer, m.bytes);
     if (x->intergroup && !persistent)

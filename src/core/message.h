@@ -16,6 +16,7 @@ typedef struct {
     int owned;           /* type was created here */
     int recv;            /* a receive (the arrival trace timestamps it) */
     int peer;            /* a plan counts its sends at each start */
+    int tag, sync;       /* (SMPI plans remake their derived-type sends at each start) */
     long long bytes;
 } agx_msg;
 

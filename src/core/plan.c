@@ -176,12 +176,33 @@ int agx_plan_prologue(agx_plan *p, const void *src, MPI_Aint scount, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
+/* SMPI serializes a send's non-contiguous data when its request is made, not at
+ * MPI_Start: there a plan remakes its derived-type sends before each start. */
+static int smpi_remake(const agx_plan *p, MPI_Request *req, const agx_msg *m, int n)
+{
+    int rc = MPI_SUCCESS;
+#ifdef AGX_SMPI
+    for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
+        if (!m[k].recv && m[k].owned) {
+            MPI_Request_free(&req[k]);
+            rc = (m[k].sync ? MPI_Ssend_init : MPI_Send_init)(m[k].addr, m[k].count, m[k].type, m[k].peer, m[k].tag,
+                                                              p->x.comm, &req[k]);
+        }
+#else
+    (void)p, (void)req, (void)m, (void)n;
+#endif
+    return rc;
+}
+
 /* Start round g's requests (its sends counted, as agx_post counts them). */
 static int start_round(agx_plan *p)
 {
     int g = p->g, rc = MPI_SUCCESS;
     int n = p->rstart[g + 1] - p->rstart[g], na = p->astart[g + 1] - p->astart[g];
     agx_msg *m = p->rq.msg + p->rstart[g], *am = p->aq.msg + p->astart[g];
+    if ((rc = smpi_remake(p, p->rq.req + p->rstart[g], m, n)) != MPI_SUCCESS ||
+        (rc = smpi_remake(p, p->aq.req + p->astart[g], am, na)) != MPI_SUCCESS)
+        return rc;
     for (int k = 0; k < n; k++)
         if (!m[k].recv)
             agx_stats_count_map(p->x.node_of, p->x.me, m[k].peer, m[k].bytes);

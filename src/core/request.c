@@ -13,6 +13,7 @@
  * MPI_THREAD_MULTIPLE a background thread does the same while the program computes. One
  * mutex guards the list and every request's progress.
  */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include "core.h"
 
 #include <pthread.h>
@@ -32,11 +33,15 @@ struct agx_req {
     agx_lib_start_fn lib_start;
     void *lib_arg;            /* freed with the request */
     MPI_Request lib;          /* the library's request of this start */
+    MPI_Request greq;         /* agx_req_to_mpi: the generalized request completed with it */
+    int dead;                 /* MPI reported greq: free at the next sweep */
     struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
 };
 enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
 
-static pthread_mutex_t plock = PTHREAD_MUTEX_INITIALIZER;
+/* recursive: MPI may call a generalized request's free callback (which locks it) inside
+ * MPI_Grequest_complete */
+static pthread_mutex_t plock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t pcond = PTHREAD_COND_INITIALIZER;
 static agx_req *all;
 static atomic_int nactive;
@@ -59,6 +64,8 @@ static int step(agx_req *r, int block)
         r->rc = rc;
         r->state = AGX_REQ_COMPLETE;
         atomic_fetch_sub(&nactive, 1);
+        if (r->greq != MPI_REQUEST_NULL)
+            MPI_Grequest_complete(r->greq);
     }
     return done;
 }
@@ -99,6 +106,8 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
+static void sweep(void);
+
 static void thread_finalize(void)
 {
     pthread_mutex_lock(&plock);
@@ -109,6 +118,7 @@ static void thread_finalize(void)
     if (on)
         pthread_join(thread, NULL);
     thread_on = thread_asked = thread_stop = 0;
+    sweep();
 }
 
 /* AGX_PROGRESS_THREAD=1: the background thread, once per process (plock held). */
@@ -134,15 +144,87 @@ static void thread_maybe_start(void)
                 "calls only\n");
 }
 
-int agx_progress_thread_on(void) { return thread_on; }
+int agx_progress_thread_on(void)
+{
+    pthread_mutex_lock(&plock);
+    thread_maybe_start();
+    pthread_mutex_unlock(&plock);
+    return thread_on;
+}
+
+/* The generalized request's callbacks: its status carries the request's code; freeing it
+ * (MPI_Wait & co. completed it) frees the agx request. */
+static int greq_query(void *extra, MPI_Status *st)
+{
+    agx_req *r = extra;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return r->rc;
+}
+
+/* MPI reported it: the request is freed at the next sweep, not here (inside MPI_Wait &
+ * co.: MPICH asserts on MPI_Request_free of the plan's requests from the callback). */
+static int greq_free(void *extra)
+{
+    agx_req *r = extra;
+    pthread_mutex_lock(&plock);
+    r->state = AGX_REQ_INACTIVE;
+    r->dead = 1;
+    pthread_mutex_unlock(&plock);
+    return MPI_SUCCESS;
+}
+
+/* Free the requests MPI reported (greq_free), outside MPI's calls. */
+static void sweep(void)
+{
+    pthread_mutex_lock(&plock);
+    agx_req *r = all, *next;
+    for (; r; r = next) {
+        next = r->next;
+        if (r->dead)
+            agx_req_free(r);
+    }
+    pthread_mutex_unlock(&plock);
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS; /* a collective cannot be cancelled: MPI_Cancel has no effect */
+}
+
+int agx_req_to_mpi(agx_req *r, MPI_Request *out)
+{
+    if (r->persistent)
+        return agx_error(MPI_ERR_REQUEST, "agx_request_mpi: a persistent request stays agx's (agx_start)");
+    if (!agx_progress_thread_on())
+        return agx_error(MPI_ERR_OTHER, "agx_request_mpi: needs agx's progress thread (AGX_PROGRESS_THREAD=1 "
+                         "and MPI_THREAD_MULTIPLE): MPI would wait on a request nothing advances");
+    pthread_mutex_lock(&plock);
+    int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, r, &r->greq);
+    if (rc == MPI_SUCCESS) {
+        *out = r->greq;
+        if (r->state == AGX_REQ_COMPLETE)
+            MPI_Grequest_complete(r->greq);
+        else
+            pthread_cond_broadcast(&pcond);
+    }
+    pthread_mutex_unlock(&plock);
+    return rc;
+}
 
 int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx_req **out)
 {
+    sweep();
     agx_req *r = calloc(1, sizeof *r);
     *out = NULL;
     if (!r)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
-    *r = (agx_req){.ctx = ctx, .user = user, .fn = fn, .persistent = persistent, .lib = MPI_REQUEST_NULL};
+    *r = (agx_req){.ctx = ctx, .user = user, .fn = fn, .persistent = persistent, .lib = MPI_REQUEST_NULL,
+                   .greq = MPI_REQUEST_NULL};
     pthread_mutex_lock(&plock);
     thread_maybe_start();
     r->next = all;

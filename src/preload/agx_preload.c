@@ -3,6 +3,7 @@
  * and Darshan attach). Loaded with LD_PRELOAD (tools/agxrun --preload), it defines the C
  * bindings MPI_Allgather, MPI_Allgatherv, MPI_Alltoallv and MPI_Allreduce, each forwarding
  * to agx_<op> (intra- and inter-communicators), whose `native` algorithm calls PMPI_<op>;
+ * MPI_Iallgather and MPI_Iallgatherv while agx's progress thread runs (else PMPI_);
  * and the MPI-IO calls a collective write needs (MPI_File_open, _set_view, _set_info,
  * _write_all, _write_at_all, _close -> agx_mpi_file_*: the two-phase engine). agx itself
  * calls only PMPI_ collectives and file calls it does not define here, so nothing
@@ -135,6 +136,57 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
     if (rc == MPI_SUCCESS)
         count(AGX_OP_ALLREDUCE, comm);
     return rc;
+}
+
+/* Non-blocking allgather(v): through agx only while its progress thread runs (the program
+ * waits in MPI_Wait, which does not advance agx's rounds): then agx's request handed to MPI
+ * as a generalized request (agx_request_mpi); otherwise the library's own call. Allreduce
+ * and alltoallv requests would run the library's call inside agx anyway: not intercepted. */
+static int async_ok(int op)
+{
+    static int said;
+    if (!enabled(op))
+        return 0;
+    if (agx_progress_async())
+        return 1;
+    if (!said && set("AGX_VERBOSE")) {
+        int rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "agx-preload: MPI_Iallgather(v) go to the MPI library: agx's requests need its "
+                    "progress thread (AGX_PROGRESS_THREAD=1 and MPI_Init_thread with MPI_THREAD_MULTIPLE)\n");
+    }
+    said = 1;
+    return 0;
+}
+
+/* agx's request r (made with code rc) as the program's MPI request. */
+static int hand_over(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm)
+{
+    if (rc == MPI_SUCCESS && (rc = agx_request_mpi(r, request)) == MPI_SUCCESS)
+        count(op, comm);
+    return rc;
+}
+
+AGX_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    agx_request r;
+    if (!async_ok(AGX_OP_ALLGATHER))
+        return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return hand_over(agx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &r), &r,
+                     request, AGX_OP_ALLGATHER, comm);
+}
+
+AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    agx_request r;
+    if (!async_ok(AGX_OP_ALLGATHERV))
+        return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return hand_over(agx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &r),
+                     &r, request, AGX_OP_ALLGATHERV, comm);
 }
 
 /* MPI-IO: a file opened while file writes are enabled is agx's to watch; the others

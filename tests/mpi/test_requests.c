@@ -155,6 +155,38 @@ static void others(MPI_Comm comm, unsigned seed)
     free(sc), free(sbuf), free(rbuf), free(rref);
 }
 
+/* agx_request_mpi: with the progress thread the request completes in MPI_Waitall beside a
+ * point-to-point one; without it the hand-over is refused and the request stays agx's. */
+static void handed_over(MPI_Comm comm, unsigned seed)
+{
+    int a[4], r[4 * 64], ref[4 * 64], tok = rank, got = -1, rc, ok = 1;
+    for (int it = 0; it < 3; it++) {
+        agx_request q;
+        MPI_Request m[3];
+        MPI_Status st[3];
+        for (int k = 0; k < 4; k++)
+            a[k] = val(rank, k, it, seed);
+        rc = agx_iallgather(a, 4, MPI_INT, r, 4, MPI_INT, comm, &q);
+        if (agx_progress_async()) {
+            if (rc == MPI_SUCCESS)
+                rc = agx_request_mpi(&q, &m[0]);
+            MPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 9, comm, &m[1]);
+            MPI_Isend(&tok, 1, MPI_INT, (rank + 1) % size, 9, comm, &m[2]);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Waitall(3, m, st);
+            ok = ok && q == AGX_REQUEST_NULL && got == (rank + size - 1) % size;
+        } else {
+            int refused = rc == MPI_SUCCESS ? agx_request_mpi(&q, &m[0]) : MPI_SUCCESS;
+            ok = ok && refused != MPI_SUCCESS && q != AGX_REQUEST_NULL;
+            if (rc == MPI_SUCCESS)
+                rc = agx_wait(&q);
+        }
+        PMPI_Allgather(a, 4, MPI_INT, ref, 4, MPI_INT, comm);
+        ok = ok && rc == MPI_SUCCESS && !memcmp(r, ref, sizeof(int) * 4 * (size_t)size);
+    }
+    CHECK(ok, "agx_request_mpi (progress thread %s): rc %d", agx_progress_async() ? "on" : "off", rc);
+}
+
 static int cls(int code)
 {
     int c = code;
@@ -226,6 +258,7 @@ int main(int argc, char **argv)
     }
     outstanding(comm, other, run.seed);
     others(comm, run.seed);
+    handed_over(comm, run.seed);
     errors(comm);
     MPI_Type_free(&holes);
     MPI_Comm_free(&comm);
