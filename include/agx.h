@@ -83,8 +83,9 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * agx_<op>_init is MPI-4's persistent collective (MPI_Allgather_init & co.): collective, it
  * checks the arguments, agrees on them over the communicator (one allreduce: an error on
  * any rank fails the init on every rank), selects the algorithm and makes its plan: every
- * message of every round built once as a persistent request, with its datatypes. Each
- * agx_start then only copies the own block and starts round 0. Buffers, counts and types
+ * message of every round built once, with its datatypes (AGX_PLAN_REQUESTS=persistent:
+ * as persistent MPI requests). Each agx_start then only copies the own block and posts
+ * round 0. Buffers, counts and types
  * are fixed at init; their contents may change between starts. agx_i<op> is the
  * non-blocking call: a plan made and started at once, freed when agx_wait / agx_test
  * report it (its arguments checked locally, as the blocking call's). A call whose chosen

@@ -185,7 +185,10 @@ int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs 
             mm->bytes = (long long)mm->count * b->type_size;
         }
         MPI_Request *rq = &v->req[v->n];
-        if (persistent)
+        *rq = MPI_REQUEST_NULL;
+        if (persistent == AGX_POST_LATER)
+            rc = MPI_SUCCESS; /* the plan posts it at each start */
+        else if (persistent)
             rc = send ? (op->flags & AGX_SOP_SYNC ? MPI_Ssend_init : MPI_Send_init)(mm->addr, mm->count, mm->type,
                                                                                    op->peer, tag, x->comm, rq)
                       : MPI_Recv_init(mm->addr, mm->count, mm->type, op->peer, tag, x->comm, rq);

@@ -38,7 +38,9 @@ void agx_reqs_free(agx_reqs *v);
 /* Release a message's datatype, if it made one. */
 void agx_msg_release(agx_msg *m);
 /* Post op's message(s), appended to v: started now and counted (persistent 0), or made
- * persistent requests (MPI_Send_init & co.; 1), not started and not counted. */
+ * persistent requests (MPI_Send_init & co.; AGX_POST_PERSISTENT), not started and not
+ * counted, or only built (AGX_POST_LATER: the request MPI_REQUEST_NULL, a plan posts it). */
+enum { AGX_POST_NOW = 0, AGX_POST_PERSISTENT = 1, AGX_POST_LATER = 2 };
 int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs *v, int persistent);
 /* Whether a receive arrived with the size its schedule expects (see message.c). */
 int agx_arrived(int err, const agx_msg *m, MPI_Status *st, agx_mismatch *bad);

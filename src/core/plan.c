@@ -1,10 +1,11 @@
 /*
  * Plans: a schedule made persistent over fixed buffers (the persistent and non-blocking
  * collectives, docs/algorithms.md "Requests"). At make, every message of every round is
- * built once (its datatype too) and becomes a persistent request (MPI_Recv_init,
- * MPI_Send_init, MPI_Ssend_init); the plan owns copies of the schedule, the layouts and
- * the counters' node map, so it outlives the call and the communicator's cache. A start
- * runs the prologue (a local copy: allgather's own block) and starts round 0's requests;
+ * built once (address, count, its datatype too), posted at each start (MPI_Irecv,
+ * MPI_Isend, MPI_Issend) or, with AGX_PLAN_REQUESTS=persistent, made a persistent request
+ * (MPI_Recv_init, MPI_Send_init, MPI_Ssend_init); the plan owns copies of the schedule,
+ * the layouts and the counters' node map, so it outlives the call and the communicator's
+ * cache. A start runs the prologue (a local copy: allgather's own block) and posts round 0;
  * agx_plan_step advances the plan by every round whose requests completed (local copies
  * and reductions of the round, then the next round started): without `block` it never
  * blocks, with it it waits for each round (the plan then completes). The same
@@ -32,10 +33,33 @@ struct agx_plan {
     void *pre_dst;
     MPI_Aint pre_sc, pre_dc;
     MPI_Datatype pre_st, pre_dt;
+    int posted;               /* messages posted afresh at each start (MPI_Isend & co.), not
+                               * persistent requests: agx_plan_mode() */
     int g;                    /* the round in flight; ng: the ASYNC requests; ng + 1: done */
     agx_mismatch bad;
     int rc;
 };
+
+/* How plans post their messages, read once per process: AGX_PLAN_REQUESTS=posted (the
+ * default: MPI_Isend & co. of the messages built at init) or persistent (MPI_Send_init &
+ * co., started with MPI_Startall). Measured at 8 B on 2 ranks (docs/RESULTS.md,
+ * "Persistent and non-blocking"): Open MPI 4.1's persistent requests cost more per start
+ * than its MPI_Isend (p50 0.41-0.52 us per allgather against 0.26-0.27), MPICH 4.0's the
+ * same (0.42). SMPI builds always post: SMPI serializes a send's non-contiguous data when
+ * its request is made, not at MPI_Start. */
+static int agx_plan_posted(void)
+{
+#ifdef AGX_SMPI
+    return 1;
+#else
+    static int posted = -1;
+    if (posted < 0) {
+        const char *v = getenv("AGX_PLAN_REQUESTS");
+        posted = !(v && !strcmp(v, "persistent"));
+    }
+    return posted;
+#endif
+}
 
 /* Copy n elements of `size` bytes (NULL stays NULL). */
 static int dup_array(void **out, const void *src, int n, size_t size)
@@ -101,7 +125,8 @@ static int make_requests(agx_plan *p)
             for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
                 const agx_sop *op = &s->ops[k];
                 if (op->kind == (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
-                    rc = agx_post(&p->x, s, op, op->flags & AGX_SOP_ASYNC ? &p->aq : &p->rq, 1);
+                    rc = agx_post(&p->x, s, op, op->flags & AGX_SOP_ASYNC ? &p->aq : &p->rq,
+                                  p->posted ? AGX_POST_LATER : AGX_POST_PERSISTENT);
             }
         p->ng++;
     }
@@ -145,6 +170,7 @@ int agx_plan_make(const agx_exec *x, const agx_sched *s, agx_plan **out)
     if (p) {
         p->x = *x;
         p->g = -1;
+        p->posted = agx_plan_posted();
         if (agx_sched_copy(&p->s, s) == 0 && copy_layouts(p, x) == 0)
             rc = make_requests(p);
     }
@@ -176,21 +202,14 @@ int agx_plan_prologue(agx_plan *p, const void *src, MPI_Aint scount, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
-/* SMPI serializes a send's non-contiguous data when its request is made, not at
- * MPI_Start: there a plan remakes its derived-type sends before each start. */
-static int smpi_remake(const agx_plan *p, MPI_Request *req, const agx_msg *m, int n)
+/* Post requests req[0..n) of messages m afresh (a plan in posted mode). */
+static int post_fresh(const agx_plan *p, MPI_Request *req, const agx_msg *m, int n)
 {
     int rc = MPI_SUCCESS;
-#ifdef AGX_SMPI
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++)
-        if (!m[k].recv && m[k].owned) {
-            MPI_Request_free(&req[k]);
-            rc = (m[k].sync ? MPI_Ssend_init : MPI_Send_init)(m[k].addr, m[k].count, m[k].type, m[k].peer, m[k].tag,
-                                                              p->x.comm, &req[k]);
-        }
-#else
-    (void)p, (void)req, (void)m, (void)n;
-#endif
+        rc = m[k].recv ? MPI_Irecv(m[k].addr, m[k].count, m[k].type, m[k].peer, m[k].tag, p->x.comm, &req[k])
+                       : (m[k].sync ? MPI_Issend : MPI_Isend)(m[k].addr, m[k].count, m[k].type, m[k].peer,
+                                                              m[k].tag, p->x.comm, &req[k]);
     return rc;
 }
 
@@ -200,15 +219,17 @@ static int start_round(agx_plan *p)
     int g = p->g, rc = MPI_SUCCESS;
     int n = p->rstart[g + 1] - p->rstart[g], na = p->astart[g + 1] - p->astart[g];
     agx_msg *m = p->rq.msg + p->rstart[g], *am = p->aq.msg + p->astart[g];
-    if ((rc = smpi_remake(p, p->rq.req + p->rstart[g], m, n)) != MPI_SUCCESS ||
-        (rc = smpi_remake(p, p->aq.req + p->astart[g], am, na)) != MPI_SUCCESS)
-        return rc;
     for (int k = 0; k < n; k++)
         if (!m[k].recv)
             agx_stats_count_map(p->x.node_of, p->x.me, m[k].peer, m[k].bytes);
     for (int k = 0; k < na; k++)
         if (!am[k].recv)
             agx_stats_count_map(p->x.node_of, p->x.me, am[k].peer, am[k].bytes);
+    if (p->posted) {
+        if ((rc = post_fresh(p, p->rq.req + p->rstart[g], m, n)) == MPI_SUCCESS)
+            rc = post_fresh(p, p->aq.req + p->astart[g], am, na);
+        return rc;
+    }
     if (n)
         rc = MPI_Startall(n, p->rq.req + p->rstart[g]);
     if (rc == MPI_SUCCESS && na)
