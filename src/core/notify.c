@@ -28,7 +28,9 @@
  * MPI_Win_sync orders its later loads after that observation.
  *
  * seq counts the calls on the segment (the same on every rank), so a slot holds the
- * call that notified it and no slot is reset between calls. The ready word stops a fast
+ * call that notified it. The node's leader clears the call's slots at its start (the
+ * array's length follows the call's blocks, so a slot may lie where an earlier call's
+ * data was, and a data word equal to seq would pass for a notification). The ready word stops a fast
  * node from writing call N+1's data into a node still reading call N's result: at the
  * start of each call, after a node barrier (every local process is done with the last
  * result), the leader accumulates the last seq into the previous node's ready word, and a
@@ -43,6 +45,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 size_t agx_ntf_data_offset(long long nslots)
 {
@@ -173,12 +176,20 @@ int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out,
     return MPI_SUCCESS;
 }
 
-int agx_ntf_open(agx_shm *m, const agx_regions *R, int me)
+int agx_ntf_open(agx_shm *m, const agx_regions *R, int me, long long nslots)
 {
     int rc = MPI_SUCCESS, k = R->region_of[me];
     if (!m->fresh) {
         rc = agx_shm_sync(m); /* every local process is done with the last result */
         if (rc == MPI_SUCCESS && R->local[me] == 0) {
+            /* this call's slots may lie where an earlier call's data was (the array's
+             * length follows the call's blocks), and a stale data word equal to this
+             * call's seq would pass for a notification: cleared before the ready word
+             * lets the previous node write, and before the local processes poll (they
+             * pass agx_shm_sync after this) */
+            memset(m->base + AGX_NTF_HDR, 0, (size_t)nslots * sizeof(int));
+            if ((rc = MPI_Win_sync(m->iwin)) != MPI_SUCCESS)
+                return rc;
             int v = m->seq, prev = leader(R, (k - 1 + R->r) % R->r);
             rc = MPI_Accumulate(&v, 1, MPI_INT, prev, 0, 1, MPI_INT, MPI_REPLACE, m->iwin);
             if (rc == MPI_SUCCESS)

@@ -17,7 +17,7 @@ size_t agx_ntf_data_offset(long long nslots);
  * the communicator cannot use it (the same on every rank). */
 int agx_ntf_get(agx_ctx *ctx, const agx_regions *R, size_t bytes, agx_shm **out, const char *fn);
 /* Start a call: node barrier, ready word to the previous node, next seq. */
-int agx_ntf_open(agx_shm *m, const agx_regions *R, int me);
+int agx_ntf_open(agx_shm *m, const agx_regions *R, int me, long long nslots);
 /* Wait until the next node has released the last call's result. */
 int agx_ntf_wait_ready(agx_shm *m);
 /* MPI_Put of bytes to `target` at displacement disp of its node's segment. */

@@ -220,7 +220,7 @@ int agx_allgather_intra_shm_notify(const agx_args *a)
     const void *src = g->sendbuf == MPI_IN_PLACE ? b->buf + agx_blk_displ(b, a->rank) * b->extent : g->sendbuf;
     MPI_Datatype st = g->sendbuf == MPI_IN_PLACE ? b->type : g->sendtype;
     MPI_Aint sc = g->sendbuf == MPI_IN_PLACE ? agx_blk_count(b, a->rank) : g->sendcount;
-    if ((rc = agx_ntf_open(m, R, a->rank)) == MPI_SUCCESS && l.len[a->rank] > 0)
+    if ((rc = agx_ntf_open(m, R, a->rank, s.total)) == MPI_SUCCESS && l.len[a->rank] > 0)
         rc = agx_pack((void *)src, sc, st, data + l.off[a->rank], 0); /* line 5 */
     int rc2 = agx_shm_sync(m); /* line 6: reached whatever failed, no local rank waits */
     if (rc == MPI_SUCCESS && (rc = rc2) == MPI_SUCCESS && (rc = agx_ntf_wait_ready(m)) == MPI_SUCCESS)
