@@ -89,9 +89,9 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * are fixed at init; their contents may change between starts. agx_i<op> is the
  * non-blocking call: a plan made and started at once, freed when agx_wait / agx_test
  * report it (its arguments checked locally, as the blocking call's). A call whose chosen
- * algorithm is not one schedule (native, shm_notify, bdr, bslb), and every allreduce and
- * alltoallv request, runs the MPI library's own non-blocking call (MPI_Iallgather & co.)
- * at each start. Where the built-in default would choose native, a request runs the
+ * algorithm is not one schedule (native, shm_notify, bdr, bslb, the node-aware allreduces),
+ * an allreduce of a derived datatype under a predefined op, and every alltoallv request,
+ * runs the MPI library's own non-blocking call (MPI_Iallgather & co.) at each start. Where the built-in default would choose native, a request runs the
  * default's first schedule instead (bruck, recursive_doubling, ring by size).
  * Progress: agx_test, agx_wait, starts and agx's blocking calls advance every active
  * request by the rounds that completed; AGX_PROGRESS_THREAD=1 (with MPI_THREAD_MULTIPLE)

@@ -79,9 +79,8 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     return agx_raise(comm, allreduce(&a, "agx_allreduce"));
 }
 
-/* ---- requests: agx_allreduce_init, agx_iallreduce: the library's MPI_Iallreduce at each
- * start (agx's allreduce schedules need scratch of their own per request and an epilogue
- * for packed types: not planned yet), after agx's checks ---- */
+/* ---- requests: agx_allreduce_init, agx_iallreduce: a plan of the chosen algorithm where
+ * it is one schedule (.plans), else the library's MPI_Iallreduce at each start ---- */
 typedef struct {
     agx_ar_args g;
     MPI_Comm comm;
@@ -98,8 +97,8 @@ static int allreduce_request(agx_args *a, int persistent, const char *fn, agx_re
     int rc = agx_request_begin(a, fn, req);
     if (!a->ctx)
         return rc;
-    if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA)
-        rc = check_args(a, fn);
+    if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA && (rc = check_args(a, fn)) == MPI_SUCCESS)
+        rc = agx_choose(a);
     ar_lib l0 = {.g = a->u.ar, .comm = a->comm};
     ar_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
     return agx_api_request(a, persistent, rc, ar_lib_start, l, fn, req);

@@ -19,8 +19,9 @@ static void say_lib(const agx_args *a, const char *fn)
     said[a->op] = 1;
     fprintf(stderr, "agx: %s: %s; the MPI library's own non-blocking call runs at each start\n", fn,
             a->kind == AGX_KIND_INTER ? "an inter-communicator"
-            : a->alg && !a->alg->plans ? "the chosen algorithm is not one schedule (no plan)"
-                                       : "no agx algorithm of this operation plans yet");
+            : !a->alg                  ? "no agx algorithm of this operation plans yet"
+            : !a->alg->plans           ? "the chosen algorithm is not one schedule (no plan)"
+                                       : "nothing to plan here (one process, no data, a packed datatype)");
 }
 
 int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, void *larg, const char *fn,
@@ -33,10 +34,12 @@ int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, v
         if (a->alg && a->alg->plans && a->kind == AGX_KIND_INTRA) {
             a->plan = &plan;
             a->plan_tag = tag;
-            if ((rc = a->alg->fn(a)) == MPI_SUCCESS)
-                agx_req_set_plan(r, plan);
+            rc = a->alg->fn(a); /* success without a plan: nothing to plan (the library's call) */
             a->plan = NULL;
-        } else {
+        }
+        if (plan)
+            agx_req_set_plan(r, plan);
+        else if (rc == MPI_SUCCESS) {
             say_lib(a, fn);
             int native = agx_alg_find(a->op, a->kind, "native");
             if (native >= 0 && a->sel) {

@@ -254,6 +254,7 @@ typedef struct agx_plan agx_plan;
 int agx_plan_make(const agx_exec *x, const agx_sched *s, agx_plan **out);
 int agx_plan_prologue(agx_plan *p, const void *src, MPI_Aint scount, MPI_Datatype stype, void *dst,
                       MPI_Aint dcount, MPI_Datatype dtype);
+void agx_plan_own(agx_plan *p, void *mem); /* scratch its buffers lie in: freed with it */
 int agx_plan_start(agx_plan *p);
 int agx_plan_step(agx_plan *p, int block, int *done);
 void agx_plan_free(agx_plan *p);

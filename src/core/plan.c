@@ -33,6 +33,7 @@ struct agx_plan {
     void *pre_dst;
     MPI_Aint pre_sc, pre_dc;
     MPI_Datatype pre_st, pre_dt;
+    void *owned;              /* memory the plan's buffers lie in (agx_plan_own), freed with it */
     int posted;               /* messages posted afresh at each start (MPI_Isend & co.), not
                                * persistent requests: agx_plan_mode() */
     int g;                    /* the round in flight; ng: the ASYNC requests; ng + 1: done */
@@ -157,6 +158,7 @@ void agx_plan_free(agx_plan *p)
     if (p->has_pre && !agx_type_is_named(p->pre_dt))
         MPI_Type_free(&p->pre_dt);
     agx_sched_free(&p->s);
+    free(p->owned);
     free(p->arrays), free(p->bufs), free(p->node_of), free(p->rstart), free(p->astart), free(p->ostart);
     free(p->st);
     free(p);
@@ -181,6 +183,8 @@ int agx_plan_make(const agx_exec *x, const agx_sched *s, agx_plan **out)
     *out = p;
     return MPI_SUCCESS;
 }
+
+void agx_plan_own(agx_plan *p, void *mem) { p->owned = mem; }
 
 /* A type the plan keeps (a derived one duplicated: the user may free theirs). */
 static int keep_type(MPI_Datatype t, MPI_Datatype *out)

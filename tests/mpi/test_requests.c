@@ -125,19 +125,42 @@ static void outstanding(MPI_Comm comm, MPI_Comm other, unsigned seed)
 /* allreduce and alltoallv requests (the library's call at each start) */
 static void others(MPI_Comm comm, unsigned seed)
 {
-    int n = 9, s[9], r[9], ref[9], rc, ok = 1;
+    int n = 9, s[9], r[9], ref[9], rc = MPI_SUCCESS, ok = 1;
     agx_request q;
-    rc = agx_allreduce_init(s, r, n, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &q);
-    for (int it = 0; it < 3 && rc == MPI_SUCCESS; it++) {
-        for (int k = 0; k < n; k++)
-            s[k] = val(rank, k, it, seed) % 1000;
-        if ((rc = agx_start(&q)) == MPI_SUCCESS)
-            rc = agx_wait(&q);
-        PMPI_Allreduce(s, ref, n, MPI_INT, MPI_SUM, comm);
-        ok = ok && !memcmp(r, ref, sizeof r);
-    }
-    agx_request_free(&q);
-    CHECK(rc == MPI_SUCCESS && ok, "persistent allreduce: rc %d", rc);
+    int na = agx_algorithm_count(AGX_OP_ALLREDUCE, AGX_KIND_INTRA);
+    for (int i = -1; i < na; i++)
+        for (int c = 0; c < 6; c++) { /* persistent or not x (int sum, int max in place, MPI_2INT maxloc) */
+            const char *name = "auto", *desc, *ran = "?";
+            if (i >= 0)
+                agx_algorithm_info(AGX_OP_ALLREDUCE, AGX_KIND_INTRA, i, &name, &desc);
+            agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, i >= 0 ? name : NULL);
+            int persistent = c % 2, inplace = c / 2 == 1, cnt = c / 2 == 2 ? 4 : n, good = 1;
+            MPI_Datatype t = c / 2 == 2 ? MPI_2INT : MPI_INT;
+            MPI_Op op = c / 2 == 2 ? MPI_MAXLOC : inplace ? MPI_MAX : MPI_SUM;
+            const void *sb = inplace ? MPI_IN_PLACE : s;
+            rc = persistent ? agx_allreduce_init(sb, r, cnt, t, op, comm, MPI_INFO_NULL, &q) : MPI_SUCCESS;
+            for (int it = 0; it < 3 && rc == MPI_SUCCESS; it++) {
+                for (int k = 0; k < n; k++)
+                    s[k] = val(rank, k, it + c, seed) % 1000;
+                if (inplace)
+                    memcpy(r, s, sizeof r);
+                rc = persistent ? agx_start(&q) : agx_iallreduce(sb, r, cnt, t, op, comm, &q);
+                if (rc == MPI_SUCCESS)
+                    rc = agx_wait(&q);
+                PMPI_Allreduce(s, ref, cnt, t, op, comm);
+                good = good && !memcmp(r, ref, sizeof(int) * (size_t)n);
+            }
+            if (persistent)
+                agx_request_free(&q);
+            agx_comm_last_algorithm(comm, AGX_OP_ALLREDUCE, &ran);
+            ok = ok && good && rc == MPI_SUCCESS;
+            if (!good || rc != MPI_SUCCESS)
+                fprintf(stderr, "rank %d: %s allreduce %s (ran %s) case %d: rc %d\n", rank,
+                        persistent ? "persistent" : "non-blocking", name, ran, c, rc);
+        }
+    agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, NULL);
+    CHECK(rc == MPI_SUCCESS && ok, "allreduce requests, every algorithm, int sum, int max in place, MPI_2INT "
+          "maxloc: rc %d", rc);
     int *sc = malloc(sizeof(int) * 4 * (size_t)size), *sd = sc + size, *rcn = sd + size, *rd = rcn + size;
     int *sbuf = malloc(sizeof(int) * 4 * (size_t)size + 4), *rbuf = malloc(sizeof(int) * 4 * (size_t)size + 4),
         *rref = malloc(sizeof(int) * 4 * (size_t)size + 4);

@@ -14,7 +14,10 @@
  * Scratch up to AR_STACK bytes lives on the stack; above that it is the communicator's
  * cached scratch (agx_ctx_scratch), grown when a call needs more, and growing is agreed
  * (one 16-byte allreduce), so a rank that runs out of memory fails the call on every rank
- * instead of leaving them waiting, and a repeated call pays no allocation.
+ * instead of leaving them waiting, and a repeated call pays no allocation. A request's plan
+ * (a->plan) gets scratch of its own, and its starts copy sendbuf into recvbuf first (the
+ * plan's prologue); a packed vector, one process or no data make no plan (the library's
+ * non-blocking call runs instead).
  */
 #include "coll_allreduce.h"
 
@@ -68,9 +71,17 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     size_t mneed = 3 * sizeof(MPI_Aint) * (size_t)nb + sizeof(agx_blocks) * (size_t)nbufs;
     _Alignas(64) char stack[AR_STACK];
     _Alignas(64) char mstack[AR_STACK / 2];
-    void *mem = stack, *meta = mstack;
-    if ((need > sizeof stack || mneed > sizeof mstack) &&
-        (rc = agx_ctx_scratch(a->ctx, a->comm, need, mneed, &mem, &meta, "agx_allreduce")) != MPI_SUCCESS)
+    void *mem = stack, *meta = mstack, *owned = NULL, *mowned = NULL;
+    if (a->plan) { /* a request: scratch of its own (no plan for a packed vector: the
+                    * library's call runs it), the layout's tables copied by the plan */
+        if (packed)
+            return MPI_SUCCESS;
+        if (!(mem = owned = malloc(need ? need : 1)) || !(meta = mowned = malloc(mneed))) {
+            free(owned);
+            return agx_error(MPI_ERR_NO_MEM, "agx_allreduce_init: no memory for %zu bytes of scratch", need);
+        }
+    } else if ((need > sizeof stack || mneed > sizeof mstack) &&
+               (rc = agx_ctx_scratch(a->ctx, a->comm, need, mneed, &mem, &meta, "agx_allreduce")) != MPI_SUCCESS)
         return rc;
     /* blocks of about equal counts, the first n % nb one element longer; windows hold
      * every block at their start */
@@ -98,6 +109,21 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     agx_exec_of(a, &bufs[0], &x);
     x.nbufs = nbufs;
     x.op = g->op;
+    if (a->plan) { /* the plan owns the scratch; each start copies sendbuf in first */
+        x.tag = a->plan_tag;
+        if ((rc = agx_plan_make(&x, s, a->plan)) == MPI_SUCCESS) {
+            agx_plan_own(*a->plan, owned);
+            owned = NULL;
+            if (g->sendbuf != MPI_IN_PLACE &&
+                (rc = agx_plan_prologue(*a->plan, g->sendbuf, g->count, g->type, g->recvbuf, g->count, g->type))) {
+                agx_plan_free(*a->plan);
+                *a->plan = NULL;
+            }
+        }
+        free(owned);
+        free(mowned);
+        return rc;
+    }
     rc = agx_sched_run(&x, s);
     if (rc == MPI_SUCCESS && packed)
         rc = agx_localcopy(acc, n, t, g->recvbuf, g->count, g->type);
@@ -114,6 +140,12 @@ int agx_ar_exec_flat(const agx_args *a, agx_build_fn build)
 
 int agx_ar_run(const agx_args *a, agx_build_fn build)
 {
+    if (a->plan) { /* a request: no plan for one process or no data (the library's call runs) */
+        if (agx_ar_nelems(&a->u.ar) > INT_MAX)
+            return agx_error(MPI_ERR_COUNT, "agx_allreduce_init: %lld elements of the base type; at most INT_MAX",
+                             agx_ar_nelems(&a->u.ar));
+        return a->p == 1 || agx_ar_nelems(&a->u.ar) == 0 ? MPI_SUCCESS : agx_ar_exec_flat(a, build);
+    }
     int rc = agx_ar_prepare(a);
     if (rc != MPI_SUCCESS || a->p == 1 || agx_ar_nelems(&a->u.ar) == 0)
         return rc;
