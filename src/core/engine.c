@@ -1,6 +1,6 @@
 /*
  * The schedule engine: the one place where agx's messages are made (their making is
- * message.c's; plan.c runs the same schedules from persistent requests). It runs a
+ * message.c's; plan.c runs the same schedules from messages built once). It runs a
  * schedule (src/patterns/patterns.h) round by round over the call's buffers: all receives
  * and sends of a round are posted together and waited for (ASYNC ones only at the end),
  * then the round's local copies and reductions run. Every message goes through here or a
@@ -103,7 +103,7 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
     agx_reqs rq = {0}, aq = {0}; /* a round's requests, and the ASYNC ones (waited at the end) */
     agx_mismatch bad = {0};
     if (agx_reqs_grow(&rq, s->n > 0 ? s->n : 1) != MPI_SUCCESS || agx_reqs_grow(&aq, 1) != MPI_SUCCESS) {
-        free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
+        agx_reqs_free(&rq), agx_reqs_free(&aq);
         return agx_error(MPI_ERR_NO_MEM, "out of memory running a schedule of %d operations", s->n);
     }
     while (i < s->n && rc == MPI_SUCCESS) {
@@ -115,7 +115,7 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
             for (int k = i; k < j && rc == MPI_SUCCESS; k++) {
                 const agx_sop *op = &s->ops[k];
                 if (op->kind == (pass ? AGX_SOP_SEND : AGX_SOP_RECV))
-                    rc = agx_post(x, s, op, op->flags & AGX_SOP_ASYNC ? &aq : &rq, 0);
+                    rc = agx_post(x, s, op, op->flags & AGX_SOP_ASYNC ? &aq : &rq, AGX_POST_NOW);
             }
         rc = complete(rc, &rq, &bad);
         for (int k = i; k < j && rc == MPI_SUCCESS; k++)
@@ -124,7 +124,7 @@ int agx_sched_run(const agx_exec *x, const agx_sched *s)
         i = j;
     }
     rc = complete(rc, &aq, &bad);
-    free(rq.req), free(rq.msg), free(aq.req), free(aq.msg);
+    agx_reqs_free(&rq), agx_reqs_free(&aq);
     if (rc == MPI_SUCCESS && bad.n)
         rc = agx_mismatch_error(&bad);
     return rc;

@@ -150,7 +150,7 @@ int agx_reqs_grow(agx_reqs *v, int more)
  * its size (folded buffers or not: 16 x 16 ranks at 1 MiB each ran out of 24 GB), so SMPI
  * builds send a message of several pieces as one message per piece where every rank's
  * layout has the same shape, so that both sides cut it alike (MPI keeps their order). */
-int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs *v, int persistent)
+int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs *v, int mode)
 {
     const agx_blocks *b = &x->bufs[op->buf];
     MPI_Aint *pc = NULL;
@@ -172,9 +172,9 @@ int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs 
     m.peer = op->peer;
     m.tag = tag;
     m.sync = (op->flags & AGX_SOP_SYNC) != 0;
-    if (send && !persistent)
+    if (send && mode == AGX_POST_NOW)
         agx_stats_count_map(x->node_of, x->me, op->peer, m.bytes);
-    if (x->intergroup && !persistent)
+    if (x->intergroup && mode == AGX_POST_NOW)
         send ? agx_stats_intergroup(m.bytes, 0) : agx_stats_intergroup(-1, m.bytes);
     for (int i = 0; i < nseg && rc == MPI_SUCCESS; i++) {
         agx_msg *mm = &v->msg[v->n];
@@ -186,9 +186,9 @@ int agx_post(const agx_exec *x, const agx_sched *s, const agx_sop *op, agx_reqs 
         }
         MPI_Request *rq = &v->req[v->n];
         *rq = MPI_REQUEST_NULL;
-        if (persistent == AGX_POST_LATER)
+        if (mode == AGX_POST_LATER)
             rc = MPI_SUCCESS; /* the plan posts it at each start */
-        else if (persistent)
+        else if (mode == AGX_POST_PERSISTENT)
             rc = send ? (op->flags & AGX_SOP_SYNC ? MPI_Ssend_init : MPI_Send_init)(mm->addr, mm->count, mm->type,
                                                                                    op->peer, tag, x->comm, rq)
                       : MPI_Recv_init(mm->addr, mm->count, mm->type, op->peer, tag, x->comm, rq);
