@@ -209,6 +209,10 @@ void bench_pap_usage(FILE *f)
             "  -a LIST            algorithms (default ring,neighbor_exchange,gather_bcast,bdr,bslb)\n"
             "  --csv FILE         one record per (N, max delay, algorithm)\n"
             "  --json FILE        the same records as a JSON array, with the run's context\n"
+            "  --predict          give bdr / bslb every rank's true arrival (agx_pat_predict)\n"
+            "                     instead of the monitor's predictions: for SimGrid SMPI (no\n"
+            "                     threads) or AGX_PAT_MONITOR=0; tau measured by agx as the\n"
+            "                     monitor does (the warm-up measures it; AGX_PAT_TAU fixes it)\n"
             "  -q                 no progress line (stderr, on a terminal only: mpirun pipes it)\n"
             "  --progress         progress lines on stderr even when it is not a terminal\n");
 }
@@ -256,7 +260,7 @@ int bench_pap_args(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
     static const struct option lo[] = {{"iterations", 1, 0, 'i'}, {"warmup", 1, 0, 'x'}, {"max-delay", 1, 0, 'D'},
                                        {"compute", 1, 0, 'T'},    {"csv", 1, 0, 'C'},    {"json", 1, 0, 'J'},
                                        {"help", 0, 0, 'h'},       {"progress", 0, 0, 'P'},
-                                       {0, 0, 0, 0}};
+                                       {"predict", 0, 0, 'R'},    {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->iters = 256;
     o->warmup = 3;
@@ -286,6 +290,7 @@ int bench_pap_args(int argc, char **argv, pap_opts *o, char *err, size_t errlen)
         case 'J': o->json = optarg; break;
         case 'q': o->quiet = 1; break;
         case 'P': o->progress = 1; break;
+        case 'R': o->predict = 1; break;
         case 'h': bench_pap_usage(stdout); exit(0);
         default: return bench_bad_option(c, argv, err, errlen);
         }

@@ -36,28 +36,43 @@ static void sleep_s(double s)
         usleep((useconds_t)(s * 1e6));
 }
 
-/* One (N, max delay, algorithm) case on MPI_COMM_WORLD. */
+/* One (N, max delay, algorithm) case on MPI_COMM_WORLD. Rank q's delays come from the
+ * seed 2654435761 (q + 1) + salt; every rank draws all of them (--predict gives them to
+ * agx: arrival_q = compute + d_q after the common start). */
 static int run_case(const pap_opts *o, long long count, double md, const char *alg, double off,
-                    unsigned seed, float *sbuf, float *rbuf, pap_res *res)
+                    unsigned salt, float *sbuf, float *rbuf, pap_res *res)
 {
-    unsigned state = seed, *rs = &state;
-    int rank, p, rc = agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, alg);
-    if (rc != MPI_SUCCESS)
-        return rc;
+    int rank, p, rc;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int predict = o->predict && is_pap(alg);
+    if ((rc = agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, alg)) != MPI_SUCCESS)
+        return rc;
+    unsigned *rs = malloc(sizeof(unsigned) * (size_t)p);
+    double *arrival = malloc(sizeof(double) * (size_t)p);
+    if (!rs || !arrival) {
+        free(rs), free(arrival);
+        return MPI_ERR_NO_MEM; /* the caller agrees on nothing: this is the benchmark's own buffer */
+    }
+    for (int q = 0; q < p; q++)
+        rs[q] = 2654435761u * (unsigned)(q + 1) + salt;
     double sum_e = 0, sum_r = 0, sum_w = 0, sum_pre = 0;
     agx_pat_info info;
     int bad = 0;
     for (int it = -o->warmup; it < o->iters; it++) {
-        *rs = *rs * 1103515245u + 12345u;
-        double d = md * (double)((*rs >> 8) & 0xffffff) / 16777215.0;
-        double half = o->compute / 2 + d / 2;
+        for (int q = 0; q < p; q++) {
+            rs[q] = rs[q] * 1103515245u + 12345u;
+            arrival[q] = o->compute + md * (double)((rs[q] >> 8) & 0xffffff) / 16777215.0;
+        }
+        double half = arrival[rank] / 2;
         for (long long j = 0; j < count; j++)
             sbuf[j] = value(rank, j, it);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         agx_pat_compute_begin();
+        /* tau 0: agx measures it from bdr's last calls, as the monitor does */
+        if (predict && (rc = agx_pat_predict(MPI_COMM_WORLD, arrival, 0, count * (long long)sizeof(float))))
+            break;
         sleep_s(half);
         agx_pat_progress(0.5);
         sleep_s(half);
@@ -66,7 +81,7 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
         rc = agx_allgather(sbuf, (int)count, MPI_FLOAT, rbuf, (int)count, MPI_FLOAT, MPI_COMM_WORLD);
         double f = MPI_Wtime() + off;
         if (rc != MPI_SUCCESS)
-            return rc;
+            break;
         for (int src = 0; src < p; src++)
             for (long long j = 0; j < count; j++)
                 bad += rbuf[src * count + j] != value(src, j, it);
@@ -81,6 +96,9 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
             sum_w += mxg[1] + mxg[2]; /* max a - min a */
         }
     }
+    free(rs), free(arrival);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int badg;
     MPI_Allreduce(&bad, &badg, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     res->elapsed = sum_e / ((double)p * o->iters);
@@ -180,6 +198,8 @@ int agx_bench_pap(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (o.predict) /* the arrivals come from here: a session without the monitor thread */
+        setenv("AGX_PAT_MONITOR", "0", 1);
     agx_pat_init(MPI_COMM_WORLD);
     agx_pat_info info;
     agx_pat_get_info(MPI_COMM_WORLD, &info);
@@ -209,7 +229,9 @@ int agx_bench_pap(int argc, char **argv)
         const char *ver = bench_mpi_library();
         printf("# agx-bench pap  nprocs=%d  iterations=%d (+%d warm-up)  compute=%.1f ms + U(0, max delay)"
                "  monitor=%s  validate=every iteration\n", p, o.iters, o.warmup, o.compute * 1e3,
-               info.active ? "on" : "OFF (no MPI_THREAD_MULTIPLE: bdr/bslb run as ring/gather_bcast)");
+               o.predict && !info.active ? "none: --predict gives bdr/bslb the true arrivals (agx_pat_predict)"
+               : info.active             ? "on"
+                                         : "OFF (no thread: bdr/bslb run as ring/gather_bcast; --predict)");
         printf("# MPI: %s\n", ver);
         printf("# times in ms: Elapsed = Eq. 2, Run = Eq. 3, Omega = measured Eq. 1, Absorb = Eq. 4 "
                "(r' at max delay 0); Speedup = best regular Elapsed / Elapsed\n");
@@ -233,8 +255,8 @@ int agx_bench_pap(int argc, char **argv)
                 if (rank == 0)
                     bench_progress("pap N=%lld, max delay %g ms, %s ...", count * p, o.delay[d] * 1e3, o.alg[a]);
                 /* the same delays for every algorithm of a case: paired comparisons */
-                unsigned seed = 2654435761u * (unsigned)(rank + 1) + 40503u * (unsigned)(i * PAP_MAX + d);
-                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, seed, sbuf, rbuf, r);
+                unsigned salt = 40503u * (unsigned)(i * PAP_MAX + d);
+                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, salt, sbuf, rbuf, r);
                 if (rc != MPI_SUCCESS) {
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;
@@ -253,7 +275,7 @@ int agx_bench_pap(int argc, char **argv)
             }
             if (rank == 0)
                 bench_progress_clear();
-            for (int a = 0; a < o.na && rank == 0; a++) {
+            for (int a = 0; a < o.na && rank == 0 && !failed; a++) {
                 pap_res *r = &res[(i * o.nd + d) * o.na + a];
                 char sp[16] = "-";
                 if (is_pap(o.alg[a]) && isfinite(best_reg))

@@ -149,6 +149,7 @@ typedef struct {
     const char *csv, *json;
     int per_process;       /* -m: n[] holds bytes per process, not total floats */
     int quiet, progress;   /* -q, --progress */
+    int predict;           /* --predict: bdr / bslb get the true arrivals (agx_pat_predict) */
 } pap_opts;
 
 typedef struct {

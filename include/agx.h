@@ -256,9 +256,24 @@ int agx_pat_compute_begin(void);
 int agx_pat_progress(double fraction);
 int agx_pat_compute_end(void);
 int agx_pat_finalize(MPI_Comm comm);
+/* Predictions from the caller instead of the monitor, for sessions without the thread
+ * (SimGrid SMPI, no MPI_THREAD_MULTIPLE, or AGX_PAT_MONITOR=0): arrival[q] is when rank
+ * q will call the next allgather on comm (seconds; any origin common to all ranks), tau
+ * one block's transfer time (seconds; 0: measured, as the monitor does, from the last bdr
+ * calls' time per step, the ring's schedule until there is one; AGX_PAT_TAU overrides
+ * both) and block_bytes the bytes each process will
+ * contribute (sendcount x type size). Collective over comm, between agx_pat_compute_begin
+ * and the collective, with the same values on every rank. It plans bdr's pre-steps (or
+ * bslb's order) and posts the receives the monitor would run in the background as
+ * non-blocking receives, which complete while the application computes. A collective
+ * whose block differs from block_bytes, or an epoch without agx_pat_predict, runs the
+ * regular counterpart (ring / gather_bcast). Without the thread bslb's root cannot answer
+ * ready signals, so each non-root sends its whole block when it arrives. An error where
+ * the session has its thread (that one predicts). */
+int agx_pat_predict(MPI_Comm comm, const double *arrival, double tau, long long block_bytes);
 
 typedef struct {
-    int active;             /* the monitor thread runs */
+    int active;             /* the monitor thread runs (0: agx_pat_predict plans) */
     long long epochs;       /* compute phases seen */
     double tau;             /* one block's transfer time used by the last schedule (s), 0: none */
     double omega;           /* predicted worst-case imbalance of the last epoch (s) */

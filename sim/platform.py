@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Write a SimGrid platform and hostfile for a cluster of N nodes x PPN cores.
 
-    sim/platform.py N PPN OUTDIR [--factors smpi|none] [--model free|calibrated]
-                                                        -> OUTDIR/platform.xml, OUTDIR/hostfile
+    sim/platform.py N PPN OUTDIR [--factors smpi|none] [--model free|calibrated|heavy]
+                                 [--net aries|gige]     -> OUTDIR/platform.xml, OUTDIR/hostfile
 
 SMPI multiplies every message's latency and bandwidth by size-dependent factors
 (smpi/lat-factor, smpi/bw-factor), calibrated on a 2009 Ethernet cluster. The platform
@@ -39,12 +39,21 @@ Parameters are those of NERSC's Cori (Cray XC40), the machine of KangTraff19:
     68 GB/s, the memory bandwidth of one Cori node socket (Intel Xeon E5-2698 v3,
     ark.intel.com); every on-node flow gets it (SimGrid's loopback is a fat pipe),
     which is optimistic for many concurrent flows.
+The network (--net):
+  aries  the default: the Cori parameters below
+  gige   the cluster of Proficz21 (48 nodes of the Tryton supercomputer, "Ethernet
+         without any hardware acceleration", 1 Gbps): a full-duplex 125 MB/s link per node
+         and 12.5 us per crossing, 25 us end to end, a common figure for MPI over TCP on
+         Gigabit Ethernet (the paper gives no latency: a choice, docs/algorithms.md);
+         intra-node as below. Used with SMPI's own factors, which were calibrated on a
+         Gigabit Ethernet cluster.
 Ranks are placed PPN per node, node by node, so MPI_COMM_TYPE_SHARED groups = nodes.
 """
 import os
 import sys
 
 INTER_BW, INTER_LAT = "8GBps", "0.75us"
+NETS = {"aries": (INTER_BW, INTER_LAT), "gige": ("125MBps", "12.5us")}
 INTRA_BW, INTRA_LAT = "68GBps", "0.25us"
 # seconds per message, any size: msg_overhead's medians of 7 runs (4 B; Open MPI 4.1.4 on
 # the 2-core development VM, 2026-11-24; docs/RESULTS.md, "Cost model")
@@ -60,14 +69,15 @@ FACTORS = {
 }
 
 
-def write(n, ppn, outdir, factors="smpi", model="free"):
+def write(n, ppn, outdir, factors="smpi", model="free", net="aries"):
     os.makedirs(outdir, exist_ok=True)
+    inter_bw, inter_lat = NETS[net]
     bw, lat = FACTORS[factors]
     # SMPI's piecewise form: "size:seconds:seconds per byte" from that size on
     cost = "".join(f'\n    <prop id="smpi/{k}" value="0:{v:.3e}:0"/>' for k, v in OVERHEAD.get(model, {}).items())
     xml = f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<!-- {n} nodes x {ppn} cores; parameters: sim/platform.py (NERSC Cori, Cray Aries);
+<!-- {n} nodes x {ppn} cores; parameters: sim/platform.py (network {net});
      SMPI's network factors: {factors}; per-message processor cost: {model} -->
 <platform version="4.1">
   <config>
@@ -75,7 +85,7 @@ def write(n, ppn, outdir, factors="smpi", model="free"):
     <prop id="smpi/lat-factor" value="{lat}"/>{cost}
   </config>
   <cluster id="cori" prefix="node-" suffix="" radical="0-{n - 1}" speed="1Gf" core="{ppn}"
-           bw="{INTER_BW}" lat="{INTER_LAT}" sharing_policy="SPLITDUPLEX"
+           bw="{inter_bw}" lat="{inter_lat}" sharing_policy="SPLITDUPLEX"
            loopback_bw="{INTRA_BW}" loopback_lat="{INTRA_LAT}"/>
 </platform>
 """
@@ -88,11 +98,12 @@ def write(n, ppn, outdir, factors="smpi", model="free"):
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    opts = {"--factors": "smpi", "--model": "free"}
+    opts = {"--factors": "smpi", "--model": "free", "--net": "aries"}
+    choices = {"--factors": FACTORS, "--model": MODELS, "--net": NETS}
     if len(a) < 3 or len(a) % 2 == 0:
         sys.exit(__doc__)
     for k, v in zip(a[3::2], a[4::2]):
-        if k not in opts or v not in (FACTORS if k == "--factors" else MODELS):
+        if k not in opts or v not in choices[k]:
             sys.exit(__doc__)
         opts[k] = v
-    write(int(a[0]), int(a[1]), a[2], opts["--factors"], opts["--model"])
+    write(int(a[0]), int(a[1]), a[2], opts["--factors"], opts["--model"], opts["--net"])

@@ -38,16 +38,17 @@ def fold_block(ranks, args):
 
 
 def smpirun(build, out, n, ppn, args, selector="mpich", fold=False, tag="run", env=None, cfg=(), timeout=None,
-            may_fail=False, factors="smpi", model="free"):
+            may_fail=False, factors="smpi", model="free", net="aries"):
     """Run agx-bench on n nodes x ppn cores (extra environment `env`, extra smpirun options
-    `cfg`, SMPI's network factors `factors` and per-message cost `model`: sim/platform.py);
+    `cfg`, SMPI's network factors `factors`, per-message cost `model` and network `net`:
+    sim/platform.py);
     return the CSV rows, or None when it ran past `timeout` seconds of wall time (or failed,
     with may_fail: SMPI's own algorithms; else a failure ends agx-sim)."""
     plat = os.path.join(out, f"plat-{n}x{ppn}" + ("" if factors == "smpi" else f"-{factors}") +
-                        ("" if model == "free" else f"-{model}"))
+                        ("" if model == "free" else f"-{model}") + ("" if net == "aries" else f"-{net}"))
     if not os.path.exists(os.path.join(plat, "platform.xml")):
         subprocess.run([sys.executable, os.path.join(ROOT, "sim", "platform.py"), str(n), str(ppn), plat,
-                        "--factors", factors, "--model", model], check=True)
+                        "--factors", factors, "--model", model, "--net", net], check=True)
     csvf = os.path.join(out, f"{tag}.csv")
     marker = os.path.join(out, f"{tag}.timeout")
     if RESUME and os.path.exists(csvf) and os.path.getsize(csvf) > 0:

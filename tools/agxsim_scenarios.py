@@ -382,6 +382,7 @@ def allreduce(build, out, quick):
 
 
 from agxsim_costs import costs  # noqa: E402  (its own module: this one is near 400 lines)
+from agxsim_pap import pap  # noqa: E402
 
 SCENARIOS = {"intergroup": intergroup, "locality": locality, "baselines": baselines, "alltoallv": alltoallv,
-             "twophase": twophase, "allreduce": allreduce, "costs": costs}
+             "twophase": twophase, "allreduce": allreduce, "costs": costs, "pap": pap}

@@ -11,6 +11,7 @@
  */
 #include "api.h"
 #include "coll_allgather.h"
+#include "pat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,9 @@ static void allgather_remember(const agx_args *a)
             return;
         agx_ctx_attach(a->ctx, AGX_SLOT_API, m, free);
     }
-    m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared &&
+    const agx_pat *pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
+    /* a PAT session without its thread decides per epoch (agx_pat_predict): no memo */
+    m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared && !(pat && !pat->threaded) &&
                agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
     if (!m->valid)
         return;

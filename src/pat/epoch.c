@@ -67,7 +67,7 @@ static void contribute(agx_pat *s, double est)
 {
     s->contributed = 1;
     s->est = est;
-    if (!s->open)
+    if (!s->open || !s->threaded)
         return;
     s->mine[0] = est;
     s->mine[1] = s->env_tau > 0 ? s->env_tau : s->tau_local;
@@ -87,6 +87,8 @@ static void clear_epoch(agx_pat *s)
         s->alg->clear(s);
     s->state = NULL;
     s->bg_recvs = 0;
+    s->bg_rc = MPI_SUCCESS;
+    s->pred_blk = -1;
     pthread_mutex_lock(&s->mu);
     s->target = NULL;
     s->blk = 0;
@@ -98,6 +100,10 @@ static void clear_epoch(agx_pat *s)
 
 void agx_pat_wait_done(agx_pat *s)
 {
+    if (!s->threaded) {
+        agx_pat_posted_finish(s, 0);
+        return;
+    }
     atomic_store(&s->fg_waiting, 1);
     pthread_mutex_lock(&s->mu);
     while (s->bg == AGX_BG_POSTED || s->bg == AGX_BG_RUNNING)
@@ -115,7 +121,10 @@ void agx_pat_epoch_cancel(agx_pat *s)
     if (!s->contributed)
         contribute(s, agx_pat_now(s));
     atomic_store(&s->cancel, 1);
-    agx_pat_wait_done(s);
+    if (s->threaded)
+        agx_pat_wait_done(s);
+    else
+        agx_pat_posted_finish(s, 1);
     clear_epoch(s);
 }
 
@@ -150,7 +159,7 @@ static void begin_one(agx_pat *s)
     agx_pat_epoch_cancel(s);
     s->epochs++;
     s->alg = forced_alg(s);
-    s->open = s->alg != NULL;
+    s->open = s->alg != NULL && (s->threaded || s->alg->post);
     s->contributed = 0;
     s->marks_now = 0;
     s->in_compute = 1;
@@ -263,6 +272,8 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     if (!wait)
         return rc;
     agx_pat_wait_done(s);
+    if (rc == MPI_SUCCESS && !s->threaded)
+        rc = s->bg_rc;
     if (rc == MPI_SUCCESS)
         rc = unstage(s, c);
     c->state = s->state;

@@ -25,6 +25,14 @@
 
 static agx_pat *sessions;     /* every session of this process (main thread only) */
 
+/* SimGrid SMPI runs processes as threads of one simulator: a session there never starts
+ * its own thread, and bdr / bslb plan from agx_pat_predict. */
+#ifdef AGX_SMPI
+#define AGX_PAT_NO_THREADS 1
+#else
+#define AGX_PAT_NO_THREADS 0
+#endif
+
 agx_pat *agx_pat_sessions(void) { return sessions; }
 
 void agx_pat_backoff(agx_pat *s, int *us)
@@ -114,7 +122,14 @@ const char *agx_pat_violation(const agx_args *a, int *told)
     if (!s)
         return "needs the PAT monitor: call agx_pat_init(comm) first";
     *told = 1; /* agx_pat_init said why the monitor does not run */
-    return s->enabled ? NULL : s->why;
+    if (s->threaded)
+        return NULL;
+    /* without the thread only an epoch planned by agx_pat_predict for this block size
+     * (the same verdict on every rank of a valid call) */
+    const agx_blocks *b = &a->u.ag.blk;
+    if (s->open && s->state && (long long)b->ucount * b->type_size == s->pred_blk)
+        return NULL;
+    return s->why;
 }
 
 static void session_free(agx_pat *s)
@@ -123,6 +138,8 @@ static void session_free(agx_pat *s)
         if (s->in_compute)
             agx_pat_end_compute(s);
         agx_pat_epoch_cancel(s);
+    }
+    if (s->threaded) {
         pthread_mutex_lock(&s->mu);
         atomic_store(&s->stop, 1);
         pthread_cond_broadcast(&s->cv);
@@ -140,14 +157,14 @@ static void session_free(agx_pat *s)
         MPI_Comm_free(&s->data);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
-    free(s->all), free(s->stage), free(s->stage_len);
+    free(s->all), free(s->stage), free(s->stage_len), free(s->bg_req), free(s->bg_seg);
     free(s);
 }
 
 static void session_slot_free(void *p) { session_free(p); }
 
 /* Allocation, private communicators, clock, thread; the session is usable on success. */
-static int session_start(agx_pat *s, MPI_Comm comm)
+static int session_start(agx_pat *s, MPI_Comm comm, int threaded)
 {
     int *ub, flag, rc;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
@@ -155,14 +172,23 @@ static int session_start(agx_pat *s, MPI_Comm comm)
     s->all = malloc(sizeof(double) * 2 * (size_t)s->p);
     s->stage = calloc((size_t)s->p, sizeof(char *));
     s->stage_len = calloc((size_t)s->p, sizeof(long long));
-    if (!s->all || !s->stage || !s->stage_len)
-        return agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory");
+    s->bg_req = malloc(sizeof(MPI_Request) * (size_t)s->p);
+    s->bg_seg = malloc(sizeof(int) * (size_t)s->p);
+    int nomem = !s->all || !s->stage || !s->stage_len || !s->bg_req || !s->bg_seg, any;
+    /* agreed, and so is the thread: every rank plans the same way */
+    int in[2] = {nomem, !threaded}, out[2];
+    if ((rc = MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+        return rc;
+    if ((any = out[0]))
+        return agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory%s", nomem ? "" : " on another rank");
+    threaded = !out[1];
     if ((rc = MPI_Comm_dup(comm, &s->mon)) != MPI_SUCCESS || (rc = MPI_Comm_dup(comm, &s->data)) != MPI_SUCCESS ||
         (rc = agx_pat_clock_offset(s)) != MPI_SUCCESS)
         return rc;
-    if (pthread_create(&s->thr, NULL, monitor, s))
+    if (threaded && pthread_create(&s->thr, NULL, monitor, s))
         return agx_error(MPI_ERR_OTHER, "agx_pat_init: cannot start the monitor thread");
     s->enabled = 1;
+    s->threaded = threaded;
     return MPI_SUCCESS;
 }
 
@@ -202,18 +228,25 @@ int agx_pat_session_init(MPI_Comm comm)
     if (!s)
         return agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory");
     MPI_Query_thread(&level);
-    if (level < MPI_THREAD_MULTIPLE) {
-        /* every rank has the same level; rank 0 says it once, and the fallback to the
-         * regular algorithms is then silent (agx_pat_violation's *told) */
-        snprintf(s->why, sizeof s->why, "the PAT monitor needs MPI_THREAD_MULTIPLE, the MPI library "
-                 "granted level %d", level);
-        if (s->rank == 0)
-            fprintf(stderr, "agx: agx_pat_init: the MPI library granted thread level %d, not "
-                    "MPI_THREAD_MULTIPLE; no PAT monitor: bdr and bslb run as their regular "
-                    "counterparts\n", level);
-    } else if ((rc = session_start(s, comm)) != MPI_SUCCESS) {
+    const char *e = getenv("AGX_PAT_MONITOR");
+    int threaded = level >= MPI_THREAD_MULTIPLE && !(e && !strcmp(e, "0")) && !AGX_PAT_NO_THREADS;
+    if ((rc = session_start(s, comm, threaded)) != MPI_SUCCESS) {
         session_free(s);
         return rc;
+    }
+    if (!s->threaded) {
+        /* rank 0 says it once, and the fallback to the regular algorithms is then silent
+         * (agx_pat_violation's *told) */
+        snprintf(s->why, sizeof s->why, "no PAT monitor (%s) and no agx_pat_predict for this epoch's block",
+                 AGX_PAT_NO_THREADS ? "SimGrid SMPI has no threads"
+                 : level < MPI_THREAD_MULTIPLE ? "the MPI library did not grant MPI_THREAD_MULTIPLE"
+                                               : "AGX_PAT_MONITOR=0 on some rank");
+        if (s->rank == 0)
+            fprintf(stderr, "agx: agx_pat_init: %s; no PAT monitor: bdr and bslb run as their regular "
+                    "counterparts unless agx_pat_predict gives the arrivals\n",
+                    AGX_PAT_NO_THREADS ? "SimGrid SMPI has no threads"
+                    : level < MPI_THREAD_MULTIPLE ? "the MPI library granted thread level below MPI_THREAD_MULTIPLE"
+                                                  : "AGX_PAT_MONITOR=0");
     }
     s->next = sessions;
     sessions = s;
@@ -241,7 +274,7 @@ int agx_pat_session_info(MPI_Comm comm, agx_pat_info *info)
     agx_pat *s = agx_ctx_slot(ctx, AGX_SLOT_PAT);
     if (!s)
         return MPI_SUCCESS;
-    info->active = s->enabled;
+    info->active = s->threaded;
     info->epochs = s->epochs;
     info->tau = s->last_tau;
     info->omega = s->last_omega;

@@ -7,6 +7,7 @@
  *              the context's AGX_SLOT_PAT): what agx_pat_init / finalize / get_info do;
  *   epoch.c    epochs and predictions (what compute_begin / progress / end do), the
  *              exchange, and the foreground's view of a call (agx_pat_call_*);
+ *   predict.c  sessions without the thread: agx_pat_predict's plan and posted receives;
  *   clock.c    the clock offset to rank 0.
  * The algorithms (src/coll/allgather/allgather_intra_{bdr,bslb}.c) provide their
  * background half as an agx_pat_alg in their registry row; nothing here names them.
@@ -36,6 +37,9 @@ struct agx_pat_alg {
     int (*background)(agx_pat *s);
     /* Free s->state. */
     void (*clear)(agx_pat *s);
+    /* Sessions without the thread (agx_pat_predict): post the background receives as
+     * non-blocking receives with agx_pat_post_recv, right after plan. */
+    int (*post)(agx_pat *s);
 };
 
 enum { AGX_BG_NONE = 0, AGX_BG_POSTED, AGX_BG_RUNNING, AGX_BG_DONE };
@@ -43,7 +47,8 @@ enum { AGX_BG_NONE = 0, AGX_BG_POSTED, AGX_BG_RUNNING, AGX_BG_DONE };
 struct agx_pat {
     MPI_Comm user, mon, data;
     int rank, p, tag_span;
-    int enabled;              /* the thread runs */
+    int enabled;              /* the session serves bdr / bslb */
+    int threaded;             /* its monitor thread runs (else: agx_pat_predict only) */
     pthread_t thr;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -70,6 +75,12 @@ struct agx_pat {
     long long *stage_len;
     char *target;             /* published by the foreground */
     long long blk;
+    /* sessions without the thread: the receives posted by agx_pat_predict */
+    MPI_Request *bg_req;      /* p of them at most */
+    int *bg_seg;              /* the block each receives */
+    int nbg;                  /* posted, not yet completed */
+    long long pred_blk;       /* the block size they were posted for */
+    int bg_rc;                /* their completion's error */
     /* what agx_pat_get_info reports */
     long long epochs;
     double last_tau, last_omega, last_error;
@@ -108,8 +119,18 @@ void agx_pat_epoch_cancel(agx_pat *s);
 void agx_pat_end_compute(agx_pat *s);
 /* The monitor thread's work for the epoch just posted: exchange, plan, background. */
 int agx_pat_epoch_work(agx_pat *s, const struct agx_pat_alg *alg);
-/* Block until the thread has finished the epoch's work. */
+/* Block until the thread has finished the epoch's work (without the thread: until the
+ * posted receives have completed). */
 void agx_pat_wait_done(agx_pat *s);
+/* ---- predict.c ---- */
+/* Post a receive of block seg (s->pred_blk bytes, staged) from src with tag. */
+int agx_pat_post_recv(agx_pat *s, int src, int tag, int seg);
+/* Complete the posted receives (their sizes into s->stage_len, an error into s->bg_rc),
+ * or with cancel withdraw them and free their staging. */
+void agx_pat_posted_finish(agx_pat *s, int cancel);
+/* agx_pat_predict's work: plan the open epoch from the caller's predictions and post its
+ * background receives. */
+int agx_pat_session_predict(MPI_Comm comm, const double *arrival, double tau, long long block_bytes);
 
 /* The foreground's view of one collective call served by a prepared epoch. */
 typedef struct {

@@ -13,6 +13,9 @@
  * it does, and it leaves after as few as one step. A wrong prediction delays the
  * pre-steps' senders, up to (p-2).tau of average elapsed time (Section 3.1).
  * Without a prepared epoch (no compute phase before the call) it is the ring itself.
+ * Without the thread (SMPI, no MPI_THREAD_MULTIPLE, AGX_PAT_MONITOR=0) the caller's
+ * agx_pat_predict plans the epoch, and post() posts the background receives as
+ * non-blocking receives that complete during the computation.
  * Every message carries one block as bytes; a recvtype that is not contiguous goes
  * through one packed copy of the result.
  * Memory requirements: the schedule, O(p^2) on every rank; blocks that arrive before
@@ -47,20 +50,26 @@ static char *dst_of(agx_pat *s, long long n, void *arg)
     return d;
 }
 
-/* Listing 2 lines 47-51: this rank's receives before its first send. */
+/* Listing 2 lines 47-51: this rank's receives before its first send are
+ * sc->recvs[roff[rank] .. end). */
+static int bg_end(const agx_bdr_sched *sc, int rank)
+{
+    int first = agx_bdr_first_send(sc, rank), k = sc->roff[rank];
+    while (k < sc->roff[rank + 1] && sc->recvs[k].step < first)
+        k++;
+    return k;
+}
+
 static int background(agx_pat *s)
 {
     const agx_bdr_sched *sc = s->state;
-    int first = agx_bdr_first_send(sc, s->rank), rc = MPI_SUCCESS;
-    for (int k = sc->roff[s->rank]; k < sc->roff[s->rank + 1] && rc == MPI_SUCCESS; k++) {
-        const agx_bdr_op *o = &sc->recvs[k];
-        if (o->step >= first)
-            break;
-        int seg = o->seg, cancelled;
+    int end = bg_end(sc, s->rank), rc = MPI_SUCCESS;
+    for (int k = sc->roff[s->rank]; k < end && rc == MPI_SUCCESS; k++) {
+        int seg = sc->recvs[k].seg, cancelled;
         char *buf;
         long long len = 0;
-        rc = agx_pat_probe_recv(s, o->peer, AGX_PAT_TAG_SEG0 + seg % s->tag_span, dst_of, &seg, &buf, &len,
-                                &cancelled);
+        rc = agx_pat_probe_recv(s, sc->recvs[k].peer, AGX_PAT_TAG_SEG0 + seg % s->tag_span, dst_of, &seg, &buf,
+                                &len, &cancelled);
         if (cancelled)
             break;
         s->stage[seg] = buf;
@@ -77,7 +86,19 @@ static void clear(agx_pat *s)
     free(s->state);
 }
 
-const struct agx_pat_alg agx_bdr_pat = {plan, background, clear};
+/* Without the thread (agx_pat_predict): the same receives, posted before the computation,
+ * so that they complete while it runs. */
+static int post(agx_pat *s)
+{
+    const agx_bdr_sched *sc = s->state;
+    int end = bg_end(sc, s->rank), rc = MPI_SUCCESS;
+    for (int k = sc->roff[s->rank]; k < end && rc == MPI_SUCCESS; k++)
+        rc = agx_pat_post_recv(s, sc->recvs[k].peer, AGX_PAT_TAG_SEG0 + sc->recvs[k].seg % s->tag_span,
+                               sc->recvs[k].seg);
+    return rc;
+}
+
+const struct agx_pat_alg agx_bdr_pat = {plan, background, clear, post};
 
 int agx_allgather_intra_bdr(const agx_args *a)
 {
@@ -108,7 +129,10 @@ int agx_allgather_intra_bdr(const agx_args *a)
     int nsteps = 0;
     for (int k = 0; k < fg.n; k++)
         nsteps += k == 0 || fg.ops[k].round != fg.ops[k - 1].round;
-    double tau = nsteps > 0 && c.blk > 0 ? (MPI_Wtime() - t_begin) / nsteps : 0;
+    /* only from a schedule without pre-steps (the ring's): after pre-steps a late process
+     * finds its blocks already there and measures almost nothing, and the plan then takes
+     * omega / tau pre-steps, far too many (seen in SMPI at 48 nodes: tau 0.0 us) */
+    double tau = nsteps > 0 && c.blk > 0 && sc->npre_xfers == 0 ? (MPI_Wtime() - t_begin) / nsteps : 0;
     agx_sched_free(&fg);
     return agx_pat_call_end(a, &c, tau, rc);
 }

@@ -13,7 +13,8 @@
  * overlapped with rank 0's computation; then the library's bcast of n bytes. A wrong
  * prediction only reorders ready processes (this implementation serves whoever is ready
  * first among the predicted order; the paper's strict order could wait for a late one).
- * Without a prepared epoch it is gather_bcast.
+ * Without a prepared epoch it is gather_bcast. Without the thread, agx_pat_predict plans
+ * the epoch and post() replaces the handshake by pre-posted receives (see there).
  * Counters: the short and rest messages are counted; the GO signals (0 bytes) and the
  * library's bcast are not visible to agx.
  * Memory requirements: rank 0 stages blocks that arrive before its own call.
@@ -127,9 +128,22 @@ static int background(agx_pat *s)
 
 static void clear(agx_pat *s) { free(s->state); }
 
-const struct agx_pat_alg agx_bslb_pat = {plan, background, clear};
+/* Without the thread (agx_pat_predict) the root cannot answer ready signals while it
+ * computes: it posts one receive per non-root's whole block instead, and each non-root
+ * sends its block in one message when it arrives (no GO: the blocks share the root's
+ * link instead of taking turns). */
+static int post(agx_pat *s)
+{
+    int rc = MPI_SUCCESS;
+    for (int q = 1; q < s->p && s->rank == 0 && rc == MPI_SUCCESS; q++)
+        rc = agx_pat_post_recv(s, q, AGX_PAT_TAG_REST, q);
+    return rc;
+}
 
-/* A non-root's part: short segment, GO, rest (rounds 0-2 over the pieces of its block). */
+const struct agx_pat_alg agx_bslb_pat = {plan, background, clear, post};
+
+/* A non-root's part: short segment, GO, rest (rounds 0-2 over the pieces of its block);
+ * without the thread, the whole block in one message. */
 static int nonroot(const agx_args *a, agx_pat_call *c)
 {
     long long ns = c->blk < SHORT_BYTES ? c->blk : SHORT_BYTES;
@@ -141,9 +155,14 @@ static int nonroot(const agx_args *a, agx_pat_call *c)
     agx_blockset b0, b1, b2;
     agx_set_clear(&b0), agx_set_clear(&b1), agx_set_clear(&b2);
     agx_set_add(&b0, 0, 1), agx_set_add(&b1, 1, 1), agx_set_add(&b2, 2, 1);
-    agx_sched_add_ex(&s, 0, AGX_SOP_SEND, 0, AGX_PAT_TAG_SHORT, 0, 0, &b0);
-    agx_sched_add_ex(&s, 1, AGX_SOP_RECV, 0, AGX_PAT_TAG_GO, 0, 0, &b2);
-    agx_sched_add_ex(&s, 2, AGX_SOP_SEND, 0, AGX_PAT_TAG_REST, 0, 0, &b1);
+    if (c->s->threaded) {
+        agx_sched_add_ex(&s, 0, AGX_SOP_SEND, 0, AGX_PAT_TAG_SHORT, 0, 0, &b0);
+        agx_sched_add_ex(&s, 1, AGX_SOP_RECV, 0, AGX_PAT_TAG_GO, 0, 0, &b2);
+        agx_sched_add_ex(&s, 2, AGX_SOP_SEND, 0, AGX_PAT_TAG_REST, 0, 0, &b1);
+    } else { /* the root posted a receive of the whole block (post) */
+        agx_set_add(&b0, 1, 1);
+        agx_sched_add_ex(&s, 0, AGX_SOP_SEND, 0, AGX_PAT_TAG_REST, 0, 0, &b0);
+    }
     agx_exec x = {.comm = c->data, .bufs = &own, .nbufs = 1,
                   .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->rank};
     int rc = s.bad ? agx_error(MPI_ERR_NO_MEM, "bslb: out of memory") : agx_sched_run(&x, &s);
