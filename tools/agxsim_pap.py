@@ -65,7 +65,7 @@ def pap(build, out, quick):
                     cells.append(f"**{SHORT[win]} {reg / c[win]:.2f}**")
                 else:
                     cells.append(f"{SHORT[win]} (BDR {reg / c['bdr']:.2f})")
-            lines.append(f"| {n // 1024}K | " + " | ".join(cells) + " |")
+            lines.append(f"| {round(n / 1024)}K | " + " | ".join(cells) + " |")
         lines.append("")
         lines.append(f"Every result validated: {'yes' if ok else 'NO'}.")
         lines.append("")

@@ -75,16 +75,14 @@ int agx_pat_session_predict(MPI_Comm comm, const double *arrival, double tau, lo
         amin = fmin(amin, arrival[q]);
         amax = fmax(amax, arrival[q]);
     }
-    if (s->env_tau > 0)
-        tau = s->env_tau; /* AGX_PAT_TAU fixes it, as with the thread */
-    else if (tau == 0) {
-        /* measured, as the monitor does: the smallest of the ranks' last samples (bdr's
-         * foreground time per step); none yet: 0, and the schedule is the ring's */
-        double mine = s->tau_local > 0 ? s->tau_local : INFINITY;
-        if ((rc = MPI_Allreduce(&mine, &tau, 1, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
-            return rc;
-        tau = isfinite(tau) ? tau : 0;
-    }
+    /* tau agreed, so that every rank builds the same schedule: the caller's, AGX_PAT_TAU's
+     * where set (it wins, as with the thread), or with tau 0 the measured one, the
+     * smallest of the ranks' last samples (bdr's foreground time per step, as the monitor
+     * takes it); nothing measured yet: 0, and the schedule is the ring's */
+    double mine = s->env_tau > 0 ? s->env_tau : tau > 0 ? tau : s->tau_local > 0 ? s->tau_local : INFINITY;
+    if ((rc = MPI_Allreduce(&mine, &tau, 1, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
+        return rc;
+    tau = isfinite(tau) ? tau : 0;
     s->last_tau = tau;
     s->last_omega = amax - amin;
     s->pred_blk = block_bytes;
