@@ -40,7 +40,7 @@ static void sleep_s(double s)
  * seed 2654435761 (q + 1) + salt; every rank draws all of them (--predict gives them to
  * agx: arrival_q = compute + d_q after the common start). */
 static int run_case(const pap_opts *o, long long count, double md, const char *alg, double off,
-                    unsigned salt, float *sbuf, float *rbuf, pap_res *res)
+                    unsigned salt, float *sbuf, float *rbuf, unsigned *rs, double *arrival, pap_res *res)
 {
     int rank, p, rc;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -48,12 +48,6 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
     int predict = o->predict && is_pap(alg);
     if ((rc = agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, alg)) != MPI_SUCCESS)
         return rc;
-    unsigned *rs = malloc(sizeof(unsigned) * (size_t)p);
-    double *arrival = malloc(sizeof(double) * (size_t)p);
-    if (!rs || !arrival) {
-        free(rs), free(arrival);
-        return MPI_ERR_NO_MEM; /* the caller agrees on nothing: this is the benchmark's own buffer */
-    }
     for (int q = 0; q < p; q++)
         rs[q] = 2654435761u * (unsigned)(q + 1) + salt;
     double sum_e = 0, sum_r = 0, sum_w = 0, sum_pre = 0;
@@ -96,7 +90,6 @@ static int run_case(const pap_opts *o, long long count, double md, const char *a
             sum_w += mxg[1] + mxg[2]; /* max a - min a */
         }
     }
-    free(rs), free(arrival);
     if (rc != MPI_SUCCESS)
         return rc;
     int badg;
@@ -213,12 +206,14 @@ int agx_bench_pap(int argc, char **argv)
     float *sbuf = malloc(sizeof(float) * (size_t)(maxc ? maxc : 1));
     float *rbuf = malloc(sizeof(float) * (size_t)(maxc ? maxc * p : 1));
     pap_res *res = calloc((size_t)(o.nn * o.nd * o.na), sizeof(pap_res));
-    int nomem = !sbuf || !rbuf || !res, anynomem; /* agreed: no rank left waiting in a collective */
+    unsigned *rs = malloc(sizeof(unsigned) * (size_t)p); /* every rank's delay stream */
+    double *arrival = malloc(sizeof(double) * (size_t)p);
+    int nomem = !sbuf || !rbuf || !res || !rs || !arrival, anynomem; /* agreed: no rank left waiting in a collective */
     MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (anynomem || bench_outputs_writable(o.csv, o.json)) {
         if (anynomem && rank == 0)
             fprintf(stderr, "agx-bench: pap: cannot allocate %lld floats per process\n", maxc * (p + 1));
-        free(sbuf), free(rbuf), free(res);
+        free(sbuf), free(rbuf), free(res), free(rs), free(arrival);
         agx_pat_finalize(MPI_COMM_WORLD);
         MPI_Finalize();
         return anynomem ? 1 : 2;
@@ -256,7 +251,7 @@ int agx_bench_pap(int argc, char **argv)
                     bench_progress("pap N=%lld, max delay %g ms, %s ...", count * p, o.delay[d] * 1e3, o.alg[a]);
                 /* the same delays for every algorithm of a case: paired comparisons */
                 unsigned salt = 40503u * (unsigned)(i * PAP_MAX + d);
-                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, salt, sbuf, rbuf, r);
+                int rc = run_case(&o, count, o.delay[d], o.alg[a], off, salt, sbuf, rbuf, rs, arrival, r);
                 if (rc != MPI_SUCCESS) {
                     char msg[MPI_MAX_ERROR_STRING];
                     int len;
@@ -304,7 +299,7 @@ int agx_bench_pap(int argc, char **argv)
         out_bad |= write_json(&o, res, p);
     if (csv)
         out_bad |= bench_close(csv, o.csv);
-    free(sbuf), free(rbuf), free(res);
+    free(sbuf), free(rbuf), free(res), free(rs), free(arrival);
     for (int a = 0; a < o.na; a++)
         free(o.alg[a]);
     agx_pat_finalize(MPI_COMM_WORLD);
