@@ -237,16 +237,13 @@ int agx_pat_session_init(MPI_Comm comm)
     if (!s->threaded) {
         /* rank 0 says it once, and the fallback to the regular algorithms is then silent
          * (agx_pat_violation's *told) */
-        snprintf(s->why, sizeof s->why, "no PAT monitor (%s) and no agx_pat_predict for this epoch's block",
-                 AGX_PAT_NO_THREADS ? "SimGrid SMPI has no threads"
-                 : level < MPI_THREAD_MULTIPLE ? "the MPI library did not grant MPI_THREAD_MULTIPLE"
-                                               : "AGX_PAT_MONITOR=0 on some rank");
+        const char *reason = AGX_PAT_NO_THREADS            ? "SimGrid SMPI has no threads"
+                             : level < MPI_THREAD_MULTIPLE ? "the MPI library did not grant MPI_THREAD_MULTIPLE"
+                                                           : "AGX_PAT_MONITOR=0 on some rank";
+        snprintf(s->why, sizeof s->why, "no PAT monitor (%s) and no agx_pat_predict for this epoch's block", reason);
         if (s->rank == 0)
             fprintf(stderr, "agx: agx_pat_init: %s; no PAT monitor: bdr and bslb run as their regular "
-                    "counterparts unless agx_pat_predict gives the arrivals\n",
-                    AGX_PAT_NO_THREADS ? "SimGrid SMPI has no threads"
-                    : level < MPI_THREAD_MULTIPLE ? "the MPI library granted thread level below MPI_THREAD_MULTIPLE"
-                                                  : "AGX_PAT_MONITOR=0");
+                    "counterparts unless agx_pat_predict gives the arrivals\n", reason);
     }
     s->next = sessions;
     sessions = s;
