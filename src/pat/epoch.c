@@ -24,7 +24,8 @@
  * may give a sample (its foreground time per step), and each process contributes its
  * last sample to the exchange. Early processes' samples include waiting for the late
  * ones, so the plan gets the smallest contribution (the process that arrived last
- * measured pure transfers). AGX_PAT_TAU=<seconds> fixes it instead.
+ * measured pure transfers), raised to the largest pre-step sample (agx_pat_pre_sample:
+ * pre-steps that overran the last arrival). AGX_PAT_TAU=<seconds> fixes it instead.
  */
 #include "pat.h"
 
@@ -37,7 +38,7 @@
 int agx_pat_epoch_work(agx_pat *s, const struct agx_pat_alg *alg)
 {
     MPI_Request req;
-    int rc = MPI_Iallgather(s->mine, 2, MPI_DOUBLE, s->all, 2, MPI_DOUBLE, s->mon, &req);
+    int rc = MPI_Iallgather(s->mine, 3, MPI_DOUBLE, s->all, 3, MPI_DOUBLE, s->mon, &req);
     if (rc == MPI_SUCCESS)
         rc = agx_pat_wait_req(s, &req); /* not cancellable: every process contributes */
     if (rc != MPI_SUCCESS)
@@ -45,17 +46,19 @@ int agx_pat_epoch_work(agx_pat *s, const struct agx_pat_alg *alg)
     double *arr = malloc(sizeof(double) * (size_t)s->p);
     if (!arr)
         return MPI_ERR_NO_MEM;
-    double amin = INFINITY, amax = -INFINITY, tau = 0;
+    double amin = INFINITY, amax = -INFINITY, tau = 0, pre = 0;
     for (int q = 0; q < s->p; q++) {
-        double t = s->all[2 * q + 1];
-        arr[q] = s->all[2 * q];
+        double t = s->all[3 * q + 1];
+        arr[q] = s->all[3 * q];
         amin = fmin(amin, arr[q]);
         amax = fmax(amax, arr[q]);
         if (t > 0 && (tau == 0 || t < tau))
-            tau = t; /* the smallest contribution */
+            tau = t; /* the smallest ring contribution */
+        pre = fmax(pre, s->all[3 * q + 2]);
     }
-    s->last_tau = tau;
+    s->last_tau = tau = agx_pat_tau_of(tau, pre);
     s->last_omega = amax - amin;
+    s->lead = amax - arr[s->rank];
     rc = alg->plan(s, arr, tau);
     free(arr);
     if (rc != MPI_SUCCESS || atomic_load(&s->cancel))
@@ -71,6 +74,7 @@ static void contribute(agx_pat *s, double est)
         return;
     s->mine[0] = est;
     s->mine[1] = s->env_tau > 0 ? s->env_tau : s->tau_local;
+    s->mine[2] = s->env_tau > 0 ? 0 : s->tau_pre_local;
     pthread_mutex_lock(&s->mu);
     s->bg = AGX_BG_POSTED;
     pthread_cond_broadcast(&s->cv);
@@ -250,6 +254,7 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     agx_pat *s = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     const agx_blocks *b = &a->u.ag.blk;
     memset(c, 0, sizeof *c);
+    double t_arrive = MPI_Wtime();
     if (!s || !s->enabled)
         return MPI_SUCCESS;
     if (s->in_compute)
@@ -260,7 +265,7 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     if (blk > INT_MAX || (double)blk * a->p > (double)(SIZE_MAX / 2))
         return agx_error(MPI_ERR_COUNT, "PAT: a block of %lld bytes is too large", blk);
     *c = (agx_pat_call){.s = s, .data = s->data, .rank = a->rank, .p = a->p, .blk = blk,
-                        .temp = !is_contiguous(b->type)};
+                        .temp = !is_contiguous(b->type), .t_arrive = t_arrive};
     c->target = c->temp ? malloc(blk * a->p > 0 ? (size_t)(blk * a->p) : 1) : b->buf;
     if (!c->target)
         return agx_error(MPI_ERR_NO_MEM, "PAT: out of memory for a packed result");
@@ -285,6 +290,16 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     return rc;
 }
 
+double agx_pat_tau_of(double ring_min, double pre_max) { return fmax(ring_min, pre_max); }
+
+double agx_pat_pre_sample(const agx_pat_call *c, double t_pre_end)
+{
+    const agx_pat *s = c->s;
+    if (!s || s->last_tau <= 0 || s->lead <= 0 || 2 * s->lead < s->last_omega)
+        return 0;
+    return s->last_tau * (t_pre_end - c->t_arrive) / s->lead;
+}
+
 int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int rc)
 {
     agx_pat *s = c->s;
@@ -304,6 +319,8 @@ int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int 
     agx_pat_wait_done(s); /* the exchange, when the caller did not wait for it */
     if (tau_sample > 0)
         s->tau_local = tau_sample; /* the last call's: who waited changes every epoch */
+    if (c->pre_sample > 0)
+        s->tau_pre_local = c->pre_sample;
     clear_epoch(s);
     return rc;
 }

@@ -169,7 +169,7 @@ static int session_start(agx_pat *s, MPI_Comm comm, int threaded)
     int *ub, flag, rc;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     s->tag_span = (flag ? *ub : 32767) - AGX_PAT_TAG_SEG0;
-    s->all = malloc(sizeof(double) * 2 * (size_t)s->p);
+    s->all = malloc(sizeof(double) * 3 * (size_t)s->p);
     s->stage = calloc((size_t)s->p, sizeof(char *));
     s->stage_len = calloc((size_t)s->p, sizeof(long long));
     s->bg_req = malloc(sizeof(MPI_Request) * (size_t)s->p);

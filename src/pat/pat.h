@@ -65,11 +65,13 @@ struct agx_pat {
     double t_begin, est;
     int marks_now, marks_last;
     double ema;               /* compute-phase duration, < 0: unknown */
-    double tau_local;
+    double tau_local;         /* last ring-step sample (bdr without pre-steps) */
+    double tau_pre_local;     /* last pre-step sample (agx_pat_pre_sample), 0: none */
+    double lead;              /* this epoch: the last predicted arrival minus this rank's */
     /* thread <-> foreground */
     int bg;                   /* AGX_BG_* */
     atomic_int cancel, stop, fg_waiting;
-    double mine[2], *all;     /* exchange: prediction, tau */
+    double mine[3], *all;     /* exchange: prediction, ring tau, pre-step tau */
     int bg_recvs, bg_recvs_last;
     char **stage;             /* per block: received in the background, not yet placed */
     long long *stage_len;
@@ -143,6 +145,8 @@ typedef struct {
     int temp;
     void *state;          /* the algorithm's epoch state */
     int bg_recvs;         /* receive ops of this rank the background executed */
+    double t_arrive;      /* MPI_Wtime() at call_begin */
+    double pre_sample;    /* set by the algorithm: see agx_pat_pre_sample */
 } agx_pat_call;
 
 /* Begin a collective of the algorithm running in `a`: 0 and c->s set when an epoch
@@ -156,6 +160,16 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c);
  * the measured transfer time of one block (tau_sample <= 0: none). Returns rc or the
  * unpack error. */
 int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int rc);
+/* The pre-step sample of a call whose pre-steps ended at MPI_Wtime() t_pre_end, for a
+ * rank whose lead (predicted time before the last arrival) is at least half the epoch's
+ * largest: tau x (time from arrival to the end of the pre-steps) / lead. A plan whose
+ * pre-steps fit the lead measures tau itself; pre-steps slower than tau per step (the
+ * plan then ends them after the last arrival, and the ring part starts late) measure a
+ * larger one. 0: no sample. */
+double agx_pat_pre_sample(const agx_pat_call *c, double t_pre_end);
+/* The tau a plan uses from the ranks' contributions: the larger of the smallest ring
+ * sample and the largest pre-step sample (0: none). */
+double agx_pat_tau_of(double ring_min, double pre_max);
 
 /* ---- clock.c ---- */
 /* Offset of this process's MPI_Wtime to rank 0's over s->mon (0 when the MPI says

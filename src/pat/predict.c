@@ -77,14 +77,18 @@ int agx_pat_session_predict(MPI_Comm comm, const double *arrival, double tau, lo
     }
     /* tau agreed, so that every rank builds the same schedule: the caller's, AGX_PAT_TAU's
      * where set (it wins, as with the thread), or with tau 0 the measured one, the
-     * smallest of the ranks' last samples (bdr's foreground time per step, as the monitor
-     * takes it); nothing measured yet: 0, and the schedule is the ring's */
-    double mine = s->env_tau > 0 ? s->env_tau : tau > 0 ? tau : s->tau_local > 0 ? s->tau_local : INFINITY;
-    if ((rc = MPI_Allreduce(&mine, &tau, 1, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
+     * smallest of the ranks' last ring samples against the largest pre-step sample, as the
+     * monitor takes them (one MIN over {ring, -pre}); nothing measured yet: 0, and the
+     * schedule is the ring's */
+    int fixed = s->env_tau > 0 || tau > 0;
+    double mine[2] = {s->env_tau > 0 ? s->env_tau : tau > 0 ? tau : s->tau_local > 0 ? s->tau_local : INFINITY,
+                      fixed ? 0 : -s->tau_pre_local}, agreed[2];
+    if ((rc = MPI_Allreduce(mine, agreed, 2, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
         return rc;
-    tau = isfinite(tau) ? tau : 0;
+    tau = agx_pat_tau_of(isfinite(agreed[0]) ? agreed[0] : 0, -agreed[1]);
     s->last_tau = tau;
     s->last_omega = amax - amin;
+    s->lead = amax - arrival[s->rank];
     s->pred_blk = block_bytes;
     /* an allocation failure on one rank would leave it in the regular counterpart while
      * the others run the epoch: the outcome of plan and post is agreed (so this call is

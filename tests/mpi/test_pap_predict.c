@@ -77,6 +77,12 @@ static void one(const char *alg, int pat, int epoch, int count, const mt_dtcase 
     int rc = agx_allgather(inplace ? MPI_IN_PLACE : sbuf, scount, dt->stype, rbuf, count, dt->rtype, MPI_COMM_WORLD);
     const char *ran = "";
     agx_comm_last_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, &ran);
+    /* every rank planned with the same tau (ring and pre-step samples differ per rank) */
+    agx_pat_info info;
+    agx_pat_get_info(MPI_COMM_WORLD, &info);
+    double tr[2] = {info.tau, -info.tau}, tg[2];
+    PMPI_Allreduce(tr, tg, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(tg[0] == -tg[1], "%s epoch %d: ranks planned with tau %g .. %g (seed %u)", alg, epoch, tg[0], -tg[1], seed);
     CHECK(rc == MPI_SUCCESS && !memcmp(rbuf, ref, rspan + 1) && !strcmp(ran, alg),
           "%s pattern %s count %d %s%s: rc %d, ran %s, %s (seed %u)", alg, pat_names[pat], count, dt->name,
           inplace ? " in-place" : "", rc, ran, memcmp(rbuf, ref, rspan + 1) ? "differs from PMPI" : "same", seed);

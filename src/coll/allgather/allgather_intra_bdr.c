@@ -12,6 +12,8 @@
  * imbalance omega, up to min(p-1, omega/tau) of the late process's blocks arrive before
  * it does, and it leaves after as few as one step. A wrong prediction delays the
  * pre-steps' senders, up to (p-2).tau of average elapsed time (Section 3.1).
+ * tau is measured (docs/algorithms.md): from ring steps, and from the pre-steps' own
+ * time against the lead they were planned for (a pre-step is slower than a ring step).
  * Without a prepared epoch (no compute phase before the call) it is the ring itself.
  * Without the thread (SMPI, no MPI_THREAD_MULTIPLE, AGX_PAT_MONITOR=0) the caller's
  * agx_pat_predict plans the epoch, and post() posts the background receives as
@@ -123,9 +125,21 @@ int agx_allgather_intra_bdr(const agx_args *a)
     seg.ucount = (int)c.blk;
     agx_exec x = {.comm = c.data, .tag = AGX_PAT_TAG_SEG0, .bufs = &seg, .nbufs = 1,
                   .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->rank};
+    /* the pre-steps, then the ring part: the pre-steps' end gives the pre-step sample */
     double t_begin = MPI_Wtime();
+    int split = 0;
+    while (split < fg.n && fg.ops[split].round < sc->ring0)
+        split++;
+    agx_sched pre = fg, ring = fg;
+    pre.n = split;
+    ring.n = fg.n - split;
+    ring.ops = fg.ops + split;
     if (rc == MPI_SUCCESS)
-        rc = agx_sched_run(&x, &fg);
+        rc = agx_sched_run(&x, &pre);
+    if (rc == MPI_SUCCESS && sc->npre_xfers > 0)
+        c.pre_sample = agx_pat_pre_sample(&c, MPI_Wtime());
+    if (rc == MPI_SUCCESS)
+        rc = agx_sched_run(&x, &ring);
     int nsteps = 0;
     for (int k = 0; k < fg.n; k++)
         nsteps += k == 0 || fg.ops[k].round != fg.ops[k - 1].round;
