@@ -88,7 +88,9 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * round 0. Buffers, counts and types
  * are fixed at init; their contents may change between starts. agx_i<op> is the
  * non-blocking call: a plan made and started at once, freed when agx_wait / agx_test
- * report it (its arguments checked locally, as the blocking call's). A call whose chosen
+ * report it (its arguments checked locally, as the blocking call's, then agreed without
+ * blocking: one MPI_Iallreduce before round 0, so a rank whose arguments or memory failed
+ * returns its error and the others' requests complete with it). A call whose chosen
  * algorithm is not one schedule (native, shm_notify, bdr, bslb, the node-aware allreduces),
  * an allreduce of a derived datatype under a predefined op, and every alltoallv request,
  * runs the MPI library's own non-blocking call (MPI_Iallgather & co.) at each start. Where the built-in default would choose native, a request runs the

@@ -84,9 +84,9 @@ static int in_place_copy(agx_a2a_args *g, char **tmp)
     return MPI_SUCCESS;
 }
 
-/* Everything this rank can check alone; fills the layouts, the non-empty pairs, the
- * summary words (sum: 2 p per-receiver words) and the hash of its side. */
-static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned long long *hash, const char *fn)
+/* The arguments as this rank can check them alone (arrays, types, counts, buffers); fills
+ * the layouts (the send side's unless in place). */
+static int check_sides(agx_args *a, const char *fn)
 {
     agx_a2a_args *g = &a->u.a2a;
     int p = a->p, rc, in_place = g->sendbuf == MPI_IN_PLACE;
@@ -103,11 +103,20 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
                           &re)) != MPI_SUCCESS ||
         (rc = agx_check_buffer(g->recvbuf, re, g->recvtype, "recvbuf")) != MPI_SUCCESS)
         return rc;
-    if (in_place)
-        rc = in_place_copy(g, tmp);
-    else if ((rc = side_layout(&g->sblk, g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, p, "sendcounts",
-                               fn, &se)) == MPI_SUCCESS)
+    if (!in_place && (rc = side_layout(&g->sblk, g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, p,
+                                       "sendcounts", fn, &se)) == MPI_SUCCESS)
         rc = agx_check_buffer(g->sendbuf, se, g->sendtype, "sendbuf");
+    return rc;
+}
+
+/* Everything this rank can check alone; fills the layouts, the non-empty pairs, the
+ * summary words (sum: 2 p per-receiver words) and the hash of its side. */
+static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned long long *hash, const char *fn)
+{
+    agx_a2a_args *g = &a->u.a2a;
+    int p = a->p, rc = check_sides(a, fn);
+    if (rc == MPI_SUCCESS && g->sendbuf == MPI_IN_PLACE)
+        rc = in_place_copy(g, tmp);
     if (rc != MPI_SUCCESS)
         return rc;
     a->msg_bytes = 0;
@@ -225,8 +234,9 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 }
 
 /* ---- requests: agx_alltoallv_init, agx_ialltoallv: the library's MPI_Ialltoallv at each
- * start (agx's kernels agree on the pattern per call: not planned yet); the library checks
- * the arguments ---- */
+ * start (agx's kernels agree on the pattern per call: not planned yet), on arguments agx
+ * checked as the blocking call does (on an intra-communicator), so that a bad one fails the
+ * init, or the non-blocking call's agreement, on every rank ---- */
 typedef struct {
     agx_a2a_args g;
     MPI_Comm comm;
@@ -244,6 +254,8 @@ static int alltoallv_request(agx_args *a, int persistent, const char *fn, agx_re
     int rc = agx_request_begin(a, fn, req);
     if (!a->ctx)
         return rc;
+    if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA)
+        rc = check_sides(a, fn);
     a2a_lib l0 = {.g = a->u.a2a, .comm = a->comm};
     a2a_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
     return agx_api_request(a, persistent, rc, a2a_lib_start, l, fn, req);

@@ -52,9 +52,15 @@ int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, v
     }
     free(larg);
     /* an init is collective and pays one agreement: a rank that failed (its arguments, its
-     * memory) fails it on every rank */
-    if (persistent && a->ctx && a->comm != MPI_COMM_NULL)
+     * memory) fails it on every rank. A non-blocking call gates round 0 on the same
+     * agreement, non-blocking: a rank that failed returns its error once the others have
+     * joined, and they complete the request with it (on an intra-communicator of more
+     * than one process: the library's own call otherwise). */
+    int agreed = a->ctx && a->comm != MPI_COMM_NULL;
+    if (persistent && agreed)
         rc = agx_agree(a->comm, a->rank, rc, NULL, 0, fn, "could not make its request");
+    else if (agreed && a->kind == AGX_KIND_INTRA && a->p > 1)
+        rc = rc == MPI_SUCCESS ? agx_req_gate(r, a->comm) : agx_req_gate_failed(a->comm, rc);
     if (rc == MPI_SUCCESS && !persistent)
         rc = agx_req_start(r);
     if (rc != MPI_SUCCESS && r)

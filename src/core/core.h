@@ -267,6 +267,14 @@ int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx
 void agx_req_set_plan(agx_req *r, agx_plan *p);
 void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg);
 int agx_req_start(agx_req *r);
+/* A non-blocking request's agreement (docs/algorithms.md "Errors"): before agx_req_start,
+ * post an MPI_Iallreduce of "made it" over comm; round 0 is posted when every rank made
+ * its request, and the request completes with the error where one did not. A rank that
+ * could not make its request calls agx_req_gate_failed with its code instead: it joins
+ * the same reduction, waits for it (advancing the active requests meanwhile) and returns
+ * rc. Every rank of comm takes one part or the other at the same call. */
+int agx_req_gate(agx_req *r, MPI_Comm comm);
+int agx_req_gate_failed(MPI_Comm comm, int rc);
 int agx_req_test(agx_req *r, int *flag);
 int agx_req_wait(agx_req *r);
 int agx_req_free(agx_req *r);         /* MPI_ERR_REQUEST while active */

@@ -34,6 +34,8 @@ struct agx_req {
     void *lib_arg;            /* freed with the request */
     MPI_Request lib;          /* the library's request of this start */
     MPI_Request greq;         /* agx_req_to_mpi: the generalized request completed with it */
+    MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
+    int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */
     int dead;                 /* MPI reported greq: free at the next sweep */
     struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
 };
@@ -48,11 +50,31 @@ static atomic_int nactive;
 static pthread_t thread;
 static int thread_on, thread_stop, thread_asked;
 
+/* Post the plan's round 0 or the library's call. */
+static int begin(agx_req *r) { return r->plan ? agx_plan_start(r->plan) : r->lib_start(r->lib_arg, &r->lib); }
+
+/* The gate of r (agx_req_gate): *pending while its reduction runs; then the error where
+ * a rank could not make its request, else what posting round 0 returned. */
+static int pass_gate(agx_req *r, int block, int *pending)
+{
+    int flag = 1, rc = block ? MPI_Wait(&r->gate, MPI_STATUS_IGNORE) : MPI_Test(&r->gate, &flag, MPI_STATUS_IGNORE);
+    *pending = rc == MPI_SUCCESS && !flag;
+    if (*pending)
+        return MPI_SUCCESS;
+    r->gate = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS && r->gate_any != MPI_SUCCESS)
+        return agx_error(r->gate_any, "%s: another rank could not make its request (error class %d there), so "
+                         "no rank runs it", r->fn, r->gate_any);
+    return rc == MPI_SUCCESS ? begin(r) : rc;
+}
+
 /* Advance r (plock held), or (block) complete it; 1 when it completed now. */
 static int step(agx_req *r, int block)
 {
-    int done = 0, rc;
-    if (r->plan)
+    int done = 0, rc = MPI_SUCCESS, pending = 0;
+    if (r->gate != MPI_REQUEST_NULL && ((rc = pass_gate(r, block, &pending)) != MPI_SUCCESS || pending))
+        done = rc != MPI_SUCCESS;
+    else if (r->plan)
         rc = agx_plan_step(r->plan, block, &done);
     else {
         MPI_Status st;
@@ -224,7 +246,7 @@ int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx
     if (!r)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
     *r = (agx_req){.ctx = ctx, .user = user, .fn = fn, .persistent = persistent, .lib = MPI_REQUEST_NULL,
-                   .greq = MPI_REQUEST_NULL};
+                   .greq = MPI_REQUEST_NULL, .gate = MPI_REQUEST_NULL};
     pthread_mutex_lock(&plock);
     thread_maybe_start();
     r->next = all;
@@ -237,6 +259,24 @@ int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx
 }
 
 void agx_req_set_plan(agx_req *r, agx_plan *p) { r->plan = p; }
+
+int agx_req_gate(agx_req *r, MPI_Comm comm)
+{
+    r->gate_mine = MPI_SUCCESS;
+    return MPI_Iallreduce(&r->gate_mine, &r->gate_any, 1, MPI_INT, MPI_MAX, comm, &r->gate);
+}
+
+int agx_req_gate_failed(MPI_Comm comm, int rc)
+{
+    int mine = MPI_ERR_OTHER, any, flag = 0;
+    MPI_Error_class(rc, &mine);
+    MPI_Request g;
+    if (MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm, &g) != MPI_SUCCESS)
+        return rc;
+    while (MPI_Test(&g, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+        agx_req_progress(); /* the others may need this rank's rounds before they reach the gate */
+    return rc;
+}
 
 void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg)
 {
@@ -260,7 +300,7 @@ int agx_req_start(agx_req *r)
         rc = agx_error(MPI_ERR_REQUEST, "agx_start: this %s request is active (started and not yet completed by "
                        "agx_wait or agx_test)", r->fn);
     else {
-        rc = r->plan ? agx_plan_start(r->plan) : r->lib_start(r->lib_arg, &r->lib);
+        rc = r->gate != MPI_REQUEST_NULL ? MPI_SUCCESS : begin(r); /* gated: round 0 when it opens */
         if (rc == MPI_SUCCESS) { /* round 0 is posted; it advances at the next agx call */
             r->state = AGX_REQ_ACTIVE;
             atomic_fetch_add(&nactive, 1);

@@ -233,6 +233,28 @@ static void errors(MPI_Comm comm)
     rc = agx_allgather_init(&s, rank == 0 ? -1 : 1, MPI_INT, r, 1, MPI_INT, comm, MPI_INFO_NULL, &q);
     CHECK(rc != MPI_SUCCESS && q == AGX_REQUEST_NULL && (rank != 0 || cls(rc) == MPI_ERR_COUNT),
           "an init bad on rank 0 only: rc %d on every rank", rc);
+    /* a non-blocking call bad on the last rank alone (allgather and allreduce plans, the
+     * library's alltoallv): that rank returns the error, the others' requests complete with
+     * it (nobody waits for the rank that never started), then the communicator works on */
+    int sc[64], sd[64], last = rank == size - 1;
+    for (int i = 0; i < size; i++)
+        sc[i] = 1, sd[i] = i;
+    if (last)
+        sc[0] = -1;
+    agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, "recursive_doubling");
+    for (int k = 0; k < 3; k++) {
+        rc = k == 0 ? agx_iallgather(&s, 1, MPI_INT, r, last ? -1 : 1, MPI_INT, comm, &q)
+           : k == 1 ? agx_iallreduce(&s, r, last ? -1 : 1, MPI_INT, MPI_SUM, comm, &q)
+                    : agx_ialltoallv(sd, sc, sd, MPI_INT, r, sc, sd, MPI_INT, comm, &q);
+        int bad = last ? rc : (rc == MPI_SUCCESS ? agx_wait(&q) : rc);
+        CHECK(cls(bad) == MPI_ERR_COUNT && q == AGX_REQUEST_NULL && (last || rc == MPI_SUCCESS),
+              "non-blocking call %d bad on rank %d only: rc %d at the call, %d in total", k, size - 1, rc, bad);
+        r[0] = -1;
+        rc = agx_iallreduce(&s, r, 1, MPI_INT, MPI_SUM, comm, &q);
+        rc = rc == MPI_SUCCESS ? agx_wait(&q) : rc;
+        CHECK(rc == MPI_SUCCESS && r[0] == size * (size - 1) / 2, "the call after it: rc %d, sum %d", rc, r[0]);
+    }
+    agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, NULL);
     /* starting after MPI_Comm_free */
     MPI_Comm d;
     MPI_Comm_dup(comm, &d);
