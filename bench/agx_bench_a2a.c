@@ -100,8 +100,9 @@ static void bufs_free(a2a_bufs *b)
     free(b->sc), free(b->sbuf), free(b->rbuf);
 }
 
-/* One call; with check, fresh data first and the result compared after. */
-static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, int it, int *ok, double *t)
+/* One call (a start of q when it is set); with check, fresh data first and the result
+ * compared after. */
+static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, agx_request *q, int it, int *ok, double *t)
 {
     if (o->check)
         for (int j = 0; j < nprocs; j++)
@@ -110,7 +111,9 @@ static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, int it, int *ok, 
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     t0 += bench_skew_wait(&o->skew, it, rank, nprocs, t0); /* --skew, --noise: from the latest arrival */
-    int rc = agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
+    int rc = *q ? agx_start(q) : agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
+    if (*q && rc == MPI_SUCCESS)
+        rc = agx_wait(q);
     *t = MPI_Wtime() - t0;
     for (int s = 0; o->check && rc == MPI_SUCCESS && s < nprocs; s++)
         for (int k = 0; k < b->rc[s] && *ok; k++)
@@ -127,12 +130,19 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
         bufs_free(&b);
         return MPI_ERR_NO_MEM;
     }
+    agx_request q = AGX_REQUEST_NULL;
+    const char *ran;
     if ((rc = agx_comm_set_algorithm(comm, AGX_OP_ALLTOALLV, strcasecmp(alg, "auto") ? alg : NULL)) != MPI_SUCCESS)
         goto out;
+    if (o->persistent && (rc = agx_alltoallv_init(b.sbuf, b.sc, b.sd, MPI_BYTE, b.rbuf, b.rc, b.rd, MPI_BYTE, comm,
+                                                  MPI_INFO_NULL, &q)) != MPI_SUCCESS)
+        goto out;
+    agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran); /* a request that plans nothing: native */
+    snprintf(r->alg, sizeof r->alg, "%s", ran);
     for (int it = -o->warmup; it < o->iters && rc == MPI_SUCCESS; it++) {
         if (it == 0)
             agx_stats_reset();
-        rc = call(o, &b, comm, it, &ok, &t);
+        rc = call(o, &b, comm, &q, it, &ok, &t);
         if (it >= 0)
             times[it] = t;
     }
@@ -158,9 +168,10 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     MPI_Reduce(c, cm, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    const char *ran;
-    agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran);
-    snprintf(r->alg, sizeof r->alg, "%s", ran);
+    if (!o->persistent) {
+        agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran);
+        snprintf(r->alg, sizeof r->alg, "%s", ran);
+    }
     r->bytes = bytes;
     r->counted = strcmp(ran, "native") != 0;
     r->validated = o->check && okall;
@@ -172,6 +183,7 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     if (o->check && !okall)
         rc = MPI_ERR_OTHER;
 out:
+    agx_request_free(&q);
     bufs_free(&b);
     return rc;
 }

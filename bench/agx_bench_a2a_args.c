@@ -15,12 +15,13 @@ static void a2a_usage(FILE *f)
 {
     fprintf(f, "usage: agx-bench alltoallv [--pattern all-to-many|many-to-many|uniform] [--receivers N]\n"
                "         [--senders S] [--bytes LIST] [-a LIST] [-i N] [-x N] [-c] [-f] [--csv F] [--json F] [-q]\n"
-               "         [--regions NxM] [--skew D:MAX] [--noise R:US]\n"
+               "         [--regions NxM] [--skew D:MAX] [--noise R:US] [--persistent]\n"
                "  --bytes LIST  bytes per non-empty pair, comma-separated (K, M suffixes; default 64,1K,16K)\n"
                "  --receivers N receivers (all-to-many: default p/16; many-to-many: default p)\n"
                "  --senders S   many-to-many: senders per receiver (default ceil(sqrt(p)))\n"
                "  --stride S    receivers are ranks 0, S, 2S, ... (default: spread over all ranks)\n"
                "  -a LIST       algorithms (default: auto); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
+               "  --persistent  time agx_start + agx_wait of a request made once (agx_alltoallv_init)\n"
                "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n"
                "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n");
     bench_skew_usage(f);
@@ -31,7 +32,8 @@ int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
     static const struct option lo[] = {{"pattern", 1, 0, 'P'}, {"receivers", 1, 0, 'R'}, {"senders", 1, 0, 'S'}, {"stride", 1, 0, 'T'},
                                        {"bytes", 1, 0, 'B'},   {"csv", 1, 0, 'C'},       {"json", 1, 0, 'J'},
                                        {"regions", 1, 0, 'G'}, {"help", 0, 0, 'h'},      {"full", 0, 0, 'f'},
-                                       {"skew", 1, 0, 'k'},    {"noise", 1, 0, 'n'},     {0, 0, 0, 0}};
+                                       {"skew", 1, 0, 'k'},    {"noise", 1, 0, 'n'},     {"persistent", 0, 0, 'p'},
+                                       {0, 0, 0, 0}};
     char *items[64];
     int c, n;
     *o = (a2a_opts){.iters = 20, .warmup = 3, .nbytes = 3, .bytes = {64, 1024, 16384}, .skew.seed = 1};
@@ -83,6 +85,7 @@ int bench_a2a_args(int argc, char **argv, a2a_opts *o, char *err, size_t errlen)
                 return -1;
             break;
         case 'c': o->check = 1; break;
+        case 'p': o->persistent = 1; break;
         case 'f': o->full = 1; break;
         case 'q': o->quiet = 1; break;
         case 'C': o->csv = optarg; break;

@@ -165,6 +165,7 @@ extern const char *const bench_a2a_patterns[3]; /* their --pattern names */
 
 typedef struct {
     int pattern, nrecv, nsend, stride, iters, warmup, check, quiet, full, region_size;
+    int persistent;       /* --persistent: agx_alltoallv_init once, agx_start + agx_wait per call */
     long long bytes[64];
     int nbytes;
     char *algs[MAX_ALGS];

@@ -91,9 +91,11 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * report it (its arguments checked locally, as the blocking call's, then agreed without
  * blocking: one MPI_Iallreduce before round 0, so a rank whose arguments or memory failed
  * returns its error and the others' requests complete with it). A call whose chosen
- * algorithm is not one schedule (native, shm_notify, bdr, bslb, the node-aware allreduces),
- * an allreduce of a derived datatype under a predefined op, and every alltoallv request,
- * runs the MPI library's own non-blocking call (MPI_Iallgather & co.) at each start. Where the built-in default would choose native, a request runs the
+ * algorithm is not one schedule (native, shm_notify, bdr, bslb, the node-aware allreduces,
+ * tam), an allreduce of a derived datatype under a predefined op, an in-place alltoallv and
+ * every agx_ialltoallv, runs the MPI library's own non-blocking call (MPI_Iallgather &
+ * co.) at each start. agx_alltoallv_init agrees on the pattern once, as the blocking call
+ * does at each call, and plans the chosen kernel. Where the built-in default would choose native, a request runs the
  * default's first schedule instead (bruck, recursive_doubling, ring by size).
  * Progress: agx_test, agx_wait, starts and agx's blocking calls advance every active
  * request by the rounds that completed; AGX_PROGRESS_THREAD=1 (with MPI_THREAD_MULTIPLE)

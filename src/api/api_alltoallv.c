@@ -186,18 +186,52 @@ static int summarise(agx_args *a, unsigned long long *sum, unsigned long long ha
     return MPI_SUCCESS;
 }
 
-static int alltoallv(agx_args *a, const char *fn)
+/* ---- requests: agx_alltoallv_init agrees on the pattern and chooses as the blocking
+ * call, then plans the chosen kernel when it is one schedule (not tam, not in place);
+ * agx_ialltoallv, and an init that plans nothing, run the library's MPI_Ialltoallv at each
+ * start, on arguments agx checked as the blocking call does, so that a bad one fails the
+ * init, or the non-blocking call's agreement, on every rank ---- */
+typedef struct {
+    agx_a2a_args g;
+    MPI_Comm comm;
+} a2a_lib;
+
+static int a2a_lib_start(void *arg, MPI_Request *r)
+{
+    const agx_a2a_args *g = &((const a2a_lib *)arg)->g;
+    return PMPI_Ialltoallv(g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, g->recvbuf, g->recvcounts,
+                           g->rdispls, g->recvtype, ((const a2a_lib *)arg)->comm, r);
+}
+
+/* A request of the library's call, or of the plan the chosen kernel makes (a->alg set by
+ * an init's choice), on the arguments as checked (rc). */
+static int make_request(agx_args *a, int persistent, int rc, const char *fn, agx_request *req)
+{
+    a2a_lib l0 = {.g = a->u.a2a, .comm = a->comm};
+    a2a_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
+    return agx_api_request(a, persistent, rc, a2a_lib_start, l, fn, req);
+}
+
+/* The blocking call (req NULL), or a persistent request's init (req): the same checks,
+ * agreement on the pattern and choice; the init then makes the chosen kernel's plan
+ * (agx_api_request), or the library's call where it plans nothing. */
+static int alltoallv(agx_args *a, const char *fn, agx_request *req)
 {
     char *tmp = NULL;
     unsigned long long hash = 0, *sum = NULL;
     long long changed = 0;
     int rc;
-    agx_coll_install();
-    if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
-        return rc;
+    if (req) {
+        if ((rc = agx_request_begin(a, fn, req)) != MPI_SUCCESS || a->kind == AGX_KIND_INTER)
+            return a->ctx ? make_request(a, 1, rc, fn, req) : rc;
+    } else {
+        agx_coll_install();
+        if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
+            return rc;
+        if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
+            return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : a->alg->fn(a);
+    }
     agx_ctx *ctx = a->ctx;
-    if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
-        return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : a->alg->fn(a);
     size_t p = (size_t)a->p;
     char *mem = malloc(p * 4 * sizeof(unsigned long long) + 2 * p);
     int local = mem ? MPI_SUCCESS : agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", fn, a->p);
@@ -215,8 +249,10 @@ static int alltoallv(agx_args *a, const char *fn)
         if (changed)
             rc = summarise(a, sum, hash);
     }
-    if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS && !req)
         rc = a->alg->fn(a);
+    if (req)
+        rc = make_request(a, 1, rc, fn, req);
     free(tmp);
     free(mem);
     return rc;
@@ -230,35 +266,19 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                             .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
                             .rdispls = rdispls, .recvtype = recvtype}};
-    return agx_raise(comm, alltoallv(&a, "agx_alltoallv"));
+    return agx_raise(comm, alltoallv(&a, "agx_alltoallv", NULL));
 }
 
-/* ---- requests: agx_alltoallv_init, agx_ialltoallv: the library's MPI_Ialltoallv at each
- * start (agx's kernels agree on the pattern per call: not planned yet), on arguments agx
- * checked as the blocking call does (on an intra-communicator), so that a bad one fails the
- * init, or the non-blocking call's agreement, on every rank ---- */
-typedef struct {
-    agx_a2a_args g;
-    MPI_Comm comm;
-} a2a_lib;
-
-static int a2a_lib_start(void *arg, MPI_Request *r)
-{
-    const agx_a2a_args *g = &((const a2a_lib *)arg)->g;
-    return PMPI_Ialltoallv(g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, g->recvbuf, g->recvcounts,
-                           g->rdispls, g->recvtype, ((const a2a_lib *)arg)->comm, r);
-}
-
-static int alltoallv_request(agx_args *a, int persistent, const char *fn, agx_request *req)
+/* agx_ialltoallv: the library's MPI_Ialltoallv at each start, on arguments agx checked as
+ * the blocking call does (the pattern agreement would block a non-blocking call) */
+static int alltoallv_request(agx_args *a, const char *fn, agx_request *req)
 {
     int rc = agx_request_begin(a, fn, req);
     if (!a->ctx)
         return rc;
     if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA)
         rc = check_sides(a, fn);
-    a2a_lib l0 = {.g = a->u.a2a, .comm = a->comm};
-    a2a_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
-    return agx_api_request(a, persistent, rc, a2a_lib_start, l, fn, req);
+    return make_request(a, 0, rc, fn, req);
 }
 
 int agx_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -269,7 +289,7 @@ int agx_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
     agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
                   .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls, .sendtype = sendtype,
                             .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls, .recvtype = recvtype}};
-    return agx_raise(comm, alltoallv_request(&a, 1, "agx_alltoallv_init", req));
+    return agx_raise(comm, alltoallv(&a, "agx_alltoallv_init", req));
 }
 
 int agx_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
@@ -279,5 +299,5 @@ int agx_ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
                   .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls, .sendtype = sendtype,
                             .recvbuf = recvbuf, .recvcounts = recvcounts, .rdispls = rdispls, .recvtype = recvtype}};
-    return agx_raise(comm, alltoallv_request(&a, 0, "agx_ialltoallv", req));
+    return agx_raise(comm, alltoallv_request(&a, "agx_ialltoallv", req));
 }

@@ -77,7 +77,15 @@ int agx_a2a_run(const agx_args *a, agx_a2a_kernel kernel, int throttle, unsigned
     agx_exec x;
     agx_exec_of(a, bufs, &x);
     x.nbufs = 2;
-    int rc = agx_sched_run(&x, &s);
+    int rc;
+    if (!a->plan)
+        rc = agx_sched_run(&x, &s);
+    else if (g->sendbuf == MPI_IN_PLACE)
+        rc = MPI_SUCCESS; /* no plan: its send side is a copy made per call (the library's call runs) */
+    else {
+        x.tag = a->plan_tag; /* a request: the plan copies schedule and layouts */
+        rc = agx_plan_make(&x, &s, a->plan);
+    }
     agx_sched_free(&s);
     return rc;
 }
