@@ -290,7 +290,13 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     return rc;
 }
 
-double agx_pat_tau_of(double ring_min, double pre_max) { return fmax(ring_min, pre_max); }
+double agx_pat_tau_of(double ring_min, double pre_max)
+{
+    /* at most 4x the ring step (the pre-steps measured 1.5-2.8x in SMPI): an outlier (a
+     * process that waited on a wrong prediction) cannot raise tau past every lead, which
+     * would stop the pre-steps and with them the samples that bring it down again */
+    return ring_min > 0 ? fmin(fmax(ring_min, pre_max), 4 * ring_min) : pre_max;
+}
 
 double agx_pat_pre_sample(const agx_pat_call *c, double t_pre_end)
 {

@@ -168,7 +168,7 @@ int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int 
  * larger one. 0: no sample. */
 double agx_pat_pre_sample(const agx_pat_call *c, double t_pre_end);
 /* The tau a plan uses from the ranks' contributions: the larger of the smallest ring
- * sample and the largest pre-step sample (0: none). */
+ * sample and the largest pre-step sample, at most 4x the ring sample (0: none). */
 double agx_pat_tau_of(double ring_min, double pre_max);
 
 /* ---- clock.c ---- */
