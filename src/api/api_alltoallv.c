@@ -136,17 +136,17 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
 
 /* One allreduce of (class << 32 | rank) of any failing rank: the same verdict everywhere.
  * Returns the code to return here: mine, a new one naming the failing rank, or success. */
-static int agree(agx_args *a, int mine, long long extra_in, long long *extra_out, const char *why)
+static int agree(agx_args *a, int mine, long long extra_in, long long *extra_out, const char *fn, const char *why)
 {
     long long v = extra_in;
-    int rc = agx_agree(a->comm, a->rank, mine, &v, 1, "agx_alltoallv", why);
+    int rc = agx_agree(a->comm, a->rank, mine, &v, 1, fn, why);
     if (extra_out)
         *extra_out = v;
     return rc;
 }
 
 /* Step 2: the per-receiver summary, checked by each receiver, becomes the cached pattern. */
-static int summarise(agx_args *a, unsigned long long *sum, unsigned long long hash)
+static int summarise(agx_args *a, unsigned long long *sum, unsigned long long hash, const char *fn)
 {
     agx_ctx *ctx = a->ctx;
     agx_a2a_args *g = &a->u.a2a;
@@ -173,7 +173,7 @@ static int summarise(agx_args *a, unsigned long long *sum, unsigned long long ha
         ns[j] = (int)tot[j];
     if (mine == MPI_SUCCESS && agx_a2a_pattern_init(st->pattern, p, ns))
         mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
-    rc = agree(a, mine, 0, NULL, "receives sizes that do not match what is sent to it");
+    rc = agree(a, mine, 0, NULL, fn, "receives sizes that do not match what is sent to it");
     if (rc != MPI_SUCCESS) {
         if (st->pattern)
             agx_a2a_pattern_free(st->pattern);
@@ -242,12 +242,12 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
         local = local_side(a, &tmp, sum, &hash, fn);
     }
     agx_a2a_state *st = agx_ctx_slot(ctx, AGX_SLOT_A2A); /* NULL: no call read it yet */
-    rc = agree(a, local, local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), &changed,
+    rc = agree(a, local, local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), &changed, fn,
                "has invalid arguments");
     if (rc == MPI_SUCCESS) {
         a->pattern = st->pattern;
         if (changed)
-            rc = summarise(a, sum, hash);
+            rc = summarise(a, sum, hash, fn);
     }
     if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS && !req)
         rc = a->alg->fn(a);
