@@ -5,7 +5,11 @@
  * rank by default. Prints, on rank 0, the median over blocks of the per-call time of each
  * and their difference. OP (allgather, the default; allreduce: BYTES of MPI_INT under
  * MPI_SUM; alltoallv: BYTES to each rank) picks the collective: allgather's repeated calls
- * take agx's repeat path, the other two go through the selection on every call.
+ * take agx's repeat path, the other two go through the selection on every call;
+ * persistent: an allgather made once with MPI-4's MPI_Allgather_init (Open MPI 4.1:
+ * MPIX_Allgather_init; agx's plan under the preload, with AGX_PROGRESS_THREAD=1) and once
+ * with PMPI_ (the library's own persistent allgather), each block MPI_Start + MPI_Wait
+ * CALLS times (the program initialises with MPI_THREAD_MULTIPLE, which agx's requests need).
  *   tools/agxrun -n 2 --preload build/lib/libagx-preload.so \
  *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS] [OP]
  */
@@ -13,6 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
+#if MPI_VERSION >= 4
+#define INIT MPI_Allgather_init
+#define PINIT PMPI_Allgather_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define INIT MPIX_Allgather_init
+#define PINIT PMPIX_Allgather_init
+#endif
 
 static int cmp(const void *a, const void *b)
 {
@@ -20,8 +34,9 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { ALLGATHER, ALLREDUCE, ALLTOALLV };
+enum { ALLGATHER, ALLREDUCE, ALLTOALLV, PERSISTENT };
 static int op, *cnt, *dsp;
+static MPI_Request preq[2]; /* persistent: [1] made through MPI_ (the preload's), [0] through PMPI_ */
 
 static void one(int interposed, char *s, char *r, int n)
 {
@@ -37,6 +52,10 @@ static void one(int interposed, char *s, char *r, int n)
             MPI_Allreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         else
             PMPI_Allreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case PERSISTENT:
+        MPI_Start(&preq[interposed]);
+        MPI_Wait(&preq[interposed], MPI_STATUS_IGNORE);
         break;
     default:
         if (interposed)
@@ -59,19 +78,28 @@ static double block(int interposed, char *s, char *r, int n, int calls)
 
 int main(int argc, char **argv)
 {
-    int rank, p;
-    MPI_Init(&argc, &argv);
+    int rank, p, provided;
+    int persistent = argc > 4 && !strcmp(argv[4], "persistent");
+    if (persistent)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int n = argc > 1 ? atoi(argv[1]) : 8, blocks = argc > 2 ? atoi(argv[2]) : 200,
         calls = argc > 3 ? atoi(argv[3]) : 200;
     const char *opname = argc > 4 ? argv[4] : "allgather";
-    static const char *names[] = {"Allgather", "Allreduce", "Alltoallv"};
-    op = !strcmp(opname, "allreduce") ? ALLREDUCE : !strcmp(opname, "alltoallv") ? ALLTOALLV : ALLGATHER;
-    if (n < 0 || blocks < 1 || calls < 1 || (op == ALLGATHER && strcmp(opname, "allgather"))) {
+    static const char *names[] = {"Allgather", "Allreduce", "Alltoallv", "Allgather_init start"};
+    op = !strcmp(opname, "allreduce") ? ALLREDUCE : !strcmp(opname, "alltoallv") ? ALLTOALLV
+       : persistent                   ? PERSISTENT : ALLGATHER;
+#ifndef INIT
+    persistent = persistent && (rank == 0 && fprintf(stderr, "this MPI has no persistent collectives\n"), 0);
+#endif
+    if (n < 0 || blocks < 1 || calls < 1 || (op == ALLGATHER && strcmp(opname, "allgather")) ||
+        (op == PERSISTENT && !persistent)) {
         if (rank == 0)
             fprintf(stderr, "usage: preload_overhead [BYTES >= 0] [BLOCKS >= 1] [CALLS >= 1] "
-                    "[allgather|allreduce|alltoallv]\n");
+                    "[allgather|allreduce|alltoallv|persistent]\n");
         MPI_Finalize();
         return 1;
     }
@@ -80,6 +108,12 @@ int main(int argc, char **argv)
         cnt[i] = n, dsp[i] = i * n;
     char *s = calloc((size_t)n * p + 1, 1), *r = calloc((size_t)n * p + 1, 1);
     double *t[2] = {malloc(sizeof(double) * blocks), malloc(sizeof(double) * blocks)}, d[2];
+#ifdef INIT
+    if (op == PERSISTENT) {
+        INIT(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[1]);
+        PINIT(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[0]);
+    }
+#endif
     for (int w = 0; w < 2; w++) /* warm up both paths */
         block(w, s, r, n, calls);
     for (int b = 0; b < blocks; b++)
@@ -95,6 +129,8 @@ int main(int argc, char **argv)
         printf("preload_overhead: %d ranks, %d B: MPI_%s %.3f us, PMPI_%s %.3f us, "
                "difference %.3f us per call (median of %d blocks of %d calls, interleaved)\n",
                p, n, names[op], d[1] * 1e6, names[op], d[0] * 1e6, (d[1] - d[0]) * 1e6, blocks, calls);
+    for (int w = 0; w < 2 && op == PERSISTENT; w++)
+        MPI_Request_free(&preq[w]);
     free(s), free(r), free(t[0]), free(t[1]), free(cnt), free(dsp);
     MPI_Finalize();
     return 0;

@@ -135,11 +135,18 @@ int agx_wait(agx_request *req);
 int agx_waitall(int count, agx_request reqs[]);
 int agx_test(agx_request *req, int *flag);
 int agx_request_free(agx_request *req);
-/* A non-blocking agx request handed over to MPI: *out is an MPI generalized request that
- * completes when it does, for MPI_Wait / MPI_Test / MPI_Waitall among the program's other
- * requests (its status's MPI_ERROR and MPI_Wait's code: the request's); *req becomes
- * AGX_REQUEST_NULL. Needs agx's progress thread (agx_progress_async() = 1), since MPI does
- * not advance agx's rounds: MPI_ERR_OTHER without it (the request stays agx's). */
+/* An agx request handed over to MPI, for MPI_Wait / MPI_Test / MPI_Waitall among the
+ * program's other requests. Needs agx's progress thread (agx_progress_async() = 1), since
+ * MPI does not advance agx's rounds: MPI_ERR_OTHER without it (the request stays agx's).
+ * A non-blocking request: *out is an MPI generalized request that completes when it does
+ * (its status's MPI_ERROR and MPI_Wait's code: the request's); *req becomes
+ * AGX_REQUEST_NULL. A persistent request (made while the thread ran, handed over before
+ * its first start): *out is a persistent MPI request that each agx_start starts and each
+ * completion completes, inactive again after MPI_Wait & co. as MPI's own; *req stays
+ * valid: start it with agx_start / agx_startall, free it with agx_request_free (which
+ * frees *out), never MPI_Start or MPI_Request_free *out. A start whose rounds fail goes
+ * to the communicator's handler with its code, and MPI_Wait on *out returns
+ * MPI_ERR_TRUNCATE. */
 int agx_request_mpi(agx_request *req, MPI_Request *out);
 /* 1 when agx's progress thread runs (AGX_PROGRESS_THREAD=1 under MPI_THREAD_MULTIPLE; the
  * first call after MPI_Init starts it), else 0. */

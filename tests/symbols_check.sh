@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The libraries export their public interface and nothing else (issue 35): libagx.so the
 # functions include/agx.h declares, each of them; libagx-preload.so the MPI_* entries it
-# defines. An internal name in the dynamic table could clash with a program's or another
+# defines (the persistent inits, INIT(Op) in preload_persist.c, as MPI_Op_init under MPI 4
+# and as Open MPI 4.1's MPIX_Op_init; neither where the MPI has no persistent collectives). An internal name in the dynamic table could clash with a program's or another
 # library's inside the programs the drop-in is preloaded into.
 #   tests/symbols_check.sh SRC BUILD
 set -uo pipefail
@@ -17,10 +18,25 @@ echo "libagx.so: $(echo "$got" | grep -c .) exported, agx.h declares $(echo "$pu
 [ -z "$missing" ] || { echo "FAIL: agx.h declares functions libagx.so does not export:"; echo "$missing"; fail=1; }
 pre=$build/lib/libagx-preload.so
 if [ -f "$pre" ]; then
-  defined=$(grep -o '^AGX_EXPORT int MPI_[A-Za-z_]*(' "$src/src/preload/agx_preload.c" | sed 's/.*int //; s/(//' | sort -u)
   got=$(exports "$pre")
+  defined=$( { grep -ho '^AGX_EXPORT int MPI_[A-Za-z_]*(' "$src"/src/preload/*.c | sed 's/.*int //; s/(//'
+               for op in $(grep -ho '^AGX_EXPORT int INIT([A-Za-z]*)' "$src"/src/preload/*.c | sed 's/.*INIT(//; s/)//'); do
+                 echo "$got" | grep -x "MPIX\?_${op}_init"
+               done; } | sort -u)
+  n_init=$(grep -c '^AGX_EXPORT int INIT(' "$src"/src/preload/*.c | awk -F: '{s += $2} END {print s + 0}')
+  n_got=$(echo "$got" | grep -c '^MPIX\?_[A-Za-z]*_init$')
+  if [ "$n_got" -ne 0 ] && [ "$n_got" -ne "$n_init" ]; then # all or none (preload_check: all where the MPI has them)
+    echo "FAIL: libagx-preload.so exports $n_got persistent inits, preload_persist.c defines $n_init"; fail=1
+  fi
   echo "libagx-preload.so: exports $(echo $got)"
   [ "$got" = "$defined" ] || { echo "FAIL: libagx-preload.so should export exactly: $(echo $defined)"; fail=1; }
+fi
+# libagx.so calls none of the entries the preload defines (their PMPI_ forms instead): a
+# call to one would come back into agx under the preload (MPI_Iallreduce in agx's own
+# agreement recursed until the stack ran out)
+if [ -f "$pre" ]; then
+  back=$(comm -12 <(nm -D --undefined-only "$build/lib/libagx.so" | awk '{print $2}' | sort -u) <(exports "$pre"))
+  [ -z "$back" ] || { echo "FAIL: libagx.so calls entries the preload defines: $(echo $back)"; fail=1; }
 fi
 [ $fail -eq 0 ] && echo "ok: only the public interface is exported"
 exit $fail

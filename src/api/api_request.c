@@ -184,7 +184,7 @@ int agx_request_mpi(agx_request *req, MPI_Request *out)
     if (!req || !*req || !out)
         return agx_raise(MPI_COMM_SELF, agx_error(MPI_ERR_REQUEST, "agx_request_mpi: no request"));
     int rc = agx_req_to_mpi(*req, out);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !agx_req_persistent(*req)) /* MPI's now; a persistent one stays agx's too */
         *req = AGX_REQUEST_NULL;
     return agx_raise(comm_of(req), rc);
 }

@@ -18,7 +18,7 @@ void agx_cancel_all(int n, MPI_Request *req)
         if (req[i] == MPI_REQUEST_NULL)
             continue;
         MPI_Cancel(&req[i]);
-        MPI_Request_free(&req[i]);
+        PMPI_Request_free(&req[i]);
     }
 }
 

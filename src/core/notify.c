@@ -103,7 +103,7 @@ int agx_ntf_fail(agx_shm *m, int rc)
     for (int i = 0; i < p; i++) {
         MPI_Request req;
         if (i != me && MPI_Isend(&m->note, 1, MPI_INT, i, AGX_NTF_TAG, m->all, &req) == MPI_SUCCESS)
-            MPI_Request_free(&req);
+            PMPI_Request_free(&req);
     }
     return rc;
 }

@@ -146,7 +146,7 @@ void agx_plan_free(agx_plan *p)
     for (int q = 0; q < 2; q++) {
         for (int k = 0; k < v[q]->n; k++) {
             if (v[q]->req[k] != MPI_REQUEST_NULL)
-                MPI_Request_free(&v[q]->req[k]);
+                PMPI_Request_free(&v[q]->req[k]);
             agx_msg_release(&v[q]->msg[k]);
         }
         agx_reqs_free(v[q]);
@@ -235,9 +235,9 @@ static int start_round(agx_plan *p)
         return rc;
     }
     if (n)
-        rc = MPI_Startall(n, p->rq.req + p->rstart[g]);
+        rc = PMPI_Startall(n, p->rq.req + p->rstart[g]);
     if (rc == MPI_SUCCESS && na)
-        rc = MPI_Startall(na, p->aq.req + p->astart[g]);
+        rc = PMPI_Startall(na, p->aq.req + p->astart[g]);
     return rc;
 }
 

@@ -14,37 +14,15 @@
  * mutex guards the list and every request's progress.
  */
 #define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
-#include "core.h"
+#include "request.h"
 
-#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-struct agx_req {
-    agx_ctx *ctx;             /* NULL once its communicator was freed */
-    MPI_Comm user;            /* errors are raised on it (while ctx is not NULL) */
-    const char *fn;           /* the call that made it */
-    int persistent;
-    int state;                /* AGX_REQ_* */
-    int rc;                   /* the completed start's code */
-    agx_plan *plan;           /* agx's schedule; NULL: the library's own call */
-    agx_lib_start_fn lib_start;
-    void *lib_arg;            /* freed with the request */
-    MPI_Request lib;          /* the library's request of this start */
-    MPI_Request greq;         /* agx_req_to_mpi: the generalized request completed with it */
-    MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
-    int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */
-    int dead;                 /* MPI reported greq: free at the next sweep */
-    struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
-};
-enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
-
-/* recursive: MPI may call a generalized request's free callback (which locks it) inside
- * MPI_Grequest_complete */
-static pthread_mutex_t plock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-static pthread_cond_t pcond = PTHREAD_COND_INITIALIZER;
+pthread_mutex_t agx_req_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+pthread_cond_t agx_req_cond = PTHREAD_COND_INITIALIZER;
 static agx_req *all;
 static atomic_int nactive;
 static pthread_t thread;
@@ -68,7 +46,7 @@ static int pass_gate(agx_req *r, int block, int *pending)
     return rc == MPI_SUCCESS ? begin(r) : rc;
 }
 
-/* Advance r (plock held), or (block) complete it; 1 when it completed now. */
+/* Advance r (agx_req_lock held), or (block) complete it; 1 when it completed now. */
 static int step(agx_req *r, int block)
 {
     int done = 0, rc = MPI_SUCCESS, pending = 0;
@@ -86,8 +64,7 @@ static int step(agx_req *r, int block)
         r->rc = rc;
         r->state = AGX_REQ_COMPLETE;
         atomic_fetch_sub(&nactive, 1);
-        if (r->greq != MPI_REQUEST_NULL)
-            MPI_Grequest_complete(r->greq);
+        agx_req_mpi_completed(r); /* handed to MPI: its handle completes too */
     }
     return done;
 }
@@ -103,9 +80,9 @@ void agx_req_progress(void)
 {
     if (atomic_load(&nactive) == 0)
         return;
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     progress_locked();
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
 }
 
 int agx_req_any_active(void) { return atomic_load(&nactive) > 0; }
@@ -113,37 +90,35 @@ int agx_req_any_active(void) { return atomic_load(&nactive) > 0; }
 static void *progress_main(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     while (!thread_stop) {
         if (atomic_load(&nactive) == 0) {
-            pthread_cond_wait(&pcond, &plock);
+            pthread_cond_wait(&agx_req_cond, &agx_req_lock);
             continue;
         }
         progress_locked();
-        pthread_mutex_unlock(&plock);
+        pthread_mutex_unlock(&agx_req_lock);
         sched_yield(); /* let the program's own calls take the lock */
-        pthread_mutex_lock(&plock);
+        pthread_mutex_lock(&agx_req_lock);
     }
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     return NULL;
 }
 
-static void sweep(void);
-
 static void thread_finalize(void)
 {
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     int on = thread_on;
     thread_stop = 1;
-    pthread_cond_broadcast(&pcond);
-    pthread_mutex_unlock(&plock);
+    pthread_cond_broadcast(&agx_req_cond);
+    pthread_mutex_unlock(&agx_req_lock);
     if (on)
         pthread_join(thread, NULL);
     thread_on = thread_asked = thread_stop = 0;
-    sweep();
+    agx_req_sweep();
 }
 
-/* AGX_PROGRESS_THREAD=1: the background thread, once per process (plock held). */
+/* AGX_PROGRESS_THREAD=1: the background thread, once per process (agx_req_lock held). */
 static void thread_maybe_start(void)
 {
     if (thread_asked)
@@ -166,94 +141,54 @@ static void thread_maybe_start(void)
                 "calls only\n");
 }
 
-int agx_progress_thread_on(void)
-{
-    pthread_mutex_lock(&plock);
-    thread_maybe_start();
-    pthread_mutex_unlock(&plock);
-    return thread_on;
-}
+int agx_req_thread_running(void) { return thread_on; }
 
-/* The generalized request's callbacks: its status carries the request's code; freeing it
- * (MPI_Wait & co. completed it) frees the agx request. */
-static int greq_query(void *extra, MPI_Status *st)
+/* Free the requests MPI reported (request_mpi.c's generalized requests), outside MPI's
+ * calls. */
+void agx_req_sweep(void)
 {
-    agx_req *r = extra;
-    MPI_Status_set_elements(st, MPI_BYTE, 0);
-    MPI_Status_set_cancelled(st, 0);
-    st->MPI_SOURCE = MPI_UNDEFINED;
-    st->MPI_TAG = MPI_UNDEFINED;
-    return r->rc;
-}
-
-/* MPI reported it: the request is freed at the next sweep, not here (inside MPI_Wait &
- * co.: MPICH asserts on MPI_Request_free of the plan's requests from the callback). */
-static int greq_free(void *extra)
-{
-    agx_req *r = extra;
-    pthread_mutex_lock(&plock);
-    r->state = AGX_REQ_INACTIVE;
-    r->dead = 1;
-    pthread_mutex_unlock(&plock);
-    return MPI_SUCCESS;
-}
-
-/* Free the requests MPI reported (greq_free), outside MPI's calls. */
-static void sweep(void)
-{
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     agx_req *r = all, *next;
     for (; r; r = next) {
         next = r->next;
         if (r->dead)
             agx_req_free(r);
     }
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
 }
 
-static int greq_cancel(void *extra, int complete)
+int agx_progress_thread_on(void)
 {
-    (void)extra;
-    (void)complete;
-    return MPI_SUCCESS; /* a collective cannot be cancelled: MPI_Cancel has no effect */
-}
-
-int agx_req_to_mpi(agx_req *r, MPI_Request *out)
-{
-    if (r->persistent)
-        return agx_error(MPI_ERR_REQUEST, "agx_request_mpi: a persistent request stays agx's (agx_start)");
-    if (!agx_progress_thread_on())
-        return agx_error(MPI_ERR_OTHER, "agx_request_mpi: needs agx's progress thread (AGX_PROGRESS_THREAD=1 "
-                         "and MPI_THREAD_MULTIPLE): MPI would wait on a request nothing advances");
-    pthread_mutex_lock(&plock);
-    int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, r, &r->greq);
-    if (rc == MPI_SUCCESS) {
-        *out = r->greq;
-        if (r->state == AGX_REQ_COMPLETE)
-            MPI_Grequest_complete(r->greq);
-        else
-            pthread_cond_broadcast(&pcond);
-    }
-    pthread_mutex_unlock(&plock);
-    return rc;
+    pthread_mutex_lock(&agx_req_lock);
+    thread_maybe_start();
+    pthread_mutex_unlock(&agx_req_lock);
+    return thread_on;
 }
 
 int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx_req **out)
 {
-    sweep();
+    agx_req_sweep();
     agx_req *r = calloc(1, sizeof *r);
     *out = NULL;
     if (!r)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory for a request", fn);
     *r = (agx_req){.ctx = ctx, .user = user, .fn = fn, .persistent = persistent, .lib = MPI_REQUEST_NULL,
-                   .greq = MPI_REQUEST_NULL, .gate = MPI_REQUEST_NULL};
-    pthread_mutex_lock(&plock);
+                   .greq = MPI_REQUEST_NULL, .relay = {MPI_REQUEST_NULL, -1}, .gate = MPI_REQUEST_NULL};
+    pthread_mutex_lock(&agx_req_lock);
     thread_maybe_start();
+    /* while the thread runs, a persistent request gets its MPI handle now (it may be
+     * handed to MPI, agx_req_to_mpi): a failure here is the init's, agreed with the rest */
+    int rc = persistent && thread_on ? agx_relay_make(&r->relay) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        pthread_mutex_unlock(&agx_req_lock);
+        free(r);
+        return rc;
+    }
     r->next = all;
     if (all)
         all->prev = r;
     all = r;
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     *out = r;
     return MPI_SUCCESS;
 }
@@ -263,7 +198,7 @@ void agx_req_set_plan(agx_req *r, agx_plan *p) { r->plan = p; }
 int agx_req_gate(agx_req *r, MPI_Comm comm)
 {
     r->gate_mine = MPI_SUCCESS;
-    return MPI_Iallreduce(&r->gate_mine, &r->gate_any, 1, MPI_INT, MPI_MAX, comm, &r->gate);
+    return PMPI_Iallreduce(&r->gate_mine, &r->gate_any, 1, MPI_INT, MPI_MAX, comm, &r->gate);
 }
 
 int agx_req_gate_failed(MPI_Comm comm, int rc)
@@ -271,7 +206,7 @@ int agx_req_gate_failed(MPI_Comm comm, int rc)
     int mine = MPI_ERR_OTHER, any, flag = 0;
     MPI_Error_class(rc, &mine);
     MPI_Request g;
-    if (MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm, &g) != MPI_SUCCESS)
+    if (PMPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm, &g) != MPI_SUCCESS)
         return rc;
     while (MPI_Test(&g, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
         agx_req_progress(); /* the others may need this rank's rounds before they reach the gate */
@@ -293,26 +228,27 @@ int agx_req_persistent(const agx_req *r) { return r->persistent; }
 int agx_req_start(agx_req *r)
 {
     int rc;
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     if (!r->ctx)
         rc = agx_error(MPI_ERR_REQUEST, "agx_start: the communicator of this %s request was freed", r->fn);
     else if (r->state != AGX_REQ_INACTIVE)
         rc = agx_error(MPI_ERR_REQUEST, "agx_start: this %s request is active (started and not yet completed by "
                        "agx_wait or agx_test)", r->fn);
-    else {
+    else if ((rc = agx_req_mpi_started(r)) == MPI_SUCCESS) {
         rc = r->gate != MPI_REQUEST_NULL ? MPI_SUCCESS : begin(r); /* gated: round 0 when it opens */
         if (rc == MPI_SUCCESS) { /* round 0 is posted; it advances at the next agx call */
             r->state = AGX_REQ_ACTIVE;
             atomic_fetch_add(&nactive, 1);
             if (thread_on)
-                pthread_cond_broadcast(&pcond);
-        }
+                pthread_cond_broadcast(&agx_req_cond);
+        } else if (r->handed) /* its MPI handle was started: it completes, failed */
+            agx_relay_fire(&r->relay, 1);
     }
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     return rc;
 }
 
-/* r complete: its code; the request inactive again (plock held). */
+/* r complete: its code; the request inactive again (agx_req_lock held). */
 static int report(agx_req *r)
 {
     r->state = AGX_REQ_INACTIVE;
@@ -322,13 +258,13 @@ static int report(agx_req *r)
 int agx_req_test(agx_req *r, int *flag)
 {
     int rc = MPI_SUCCESS;
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     if (r->state == AGX_REQ_ACTIVE)
         progress_locked();
     *flag = r->state != AGX_REQ_ACTIVE; /* an inactive request tests complete, as in MPI */
     if (r->state == AGX_REQ_COMPLETE)
         rc = report(r);
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     return rc;
 }
 
@@ -337,14 +273,14 @@ int agx_req_wait(agx_req *r)
     int flag = 0, rc;
     /* the only active request and no thread: nothing else needs this process's progress
      * while it waits, so it blocks in MPI for each round instead of polling */
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     if (!thread_on && r->state == AGX_REQ_ACTIVE && atomic_load(&nactive) == 1) {
         step(r, 1);
         rc = report(r);
-        pthread_mutex_unlock(&plock);
+        pthread_mutex_unlock(&agx_req_lock);
         return rc;
     }
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     while ((rc = agx_req_test(r, &flag)) == MPI_SUCCESS && !flag)
         if (thread_on)
             sched_yield();
@@ -353,9 +289,9 @@ int agx_req_wait(agx_req *r)
 
 int agx_req_free(agx_req *r)
 {
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     if (r->state != AGX_REQ_INACTIVE) { /* complete but not yet reported is still active */
-        pthread_mutex_unlock(&plock);
+        pthread_mutex_unlock(&agx_req_lock);
         return agx_error(MPI_ERR_REQUEST, "agx_request_free: this %s request is active: complete it with "
                          "agx_wait or agx_test first", r->fn);
     }
@@ -365,10 +301,11 @@ int agx_req_free(agx_req *r)
         all = r->next;
     if (r->next)
         r->next->prev = r->prev;
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
     agx_plan_free(r->plan);
+    agx_relay_free(&r->relay);
     if (r->lib != MPI_REQUEST_NULL)
-        MPI_Request_free(&r->lib);
+        PMPI_Request_free(&r->lib);
     free(r->lib_arg);
     free(r);
     return MPI_SUCCESS;
@@ -376,9 +313,9 @@ int agx_req_free(agx_req *r)
 
 void agx_req_orphan(const agx_ctx *ctx)
 {
-    pthread_mutex_lock(&plock);
+    pthread_mutex_lock(&agx_req_lock);
     for (agx_req *r = all; r; r = r->next)
         if (r->ctx == ctx)
             r->ctx = NULL; /* its plan owns what it uses; MPI keeps the communicator for its requests */
-    pthread_mutex_unlock(&plock);
+    pthread_mutex_unlock(&agx_req_lock);
 }

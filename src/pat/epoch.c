@@ -38,7 +38,7 @@
 int agx_pat_epoch_work(agx_pat *s, const struct agx_pat_alg *alg)
 {
     MPI_Request req;
-    int rc = MPI_Iallgather(s->mine, 3, MPI_DOUBLE, s->all, 3, MPI_DOUBLE, s->mon, &req);
+    int rc = PMPI_Iallgather(s->mine, 3, MPI_DOUBLE, s->all, 3, MPI_DOUBLE, s->mon, &req);
     if (rc == MPI_SUCCESS)
         rc = agx_pat_wait_req(s, &req); /* not cancellable: every process contributes */
     if (rc != MPI_SUCCESS)

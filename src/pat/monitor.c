@@ -177,7 +177,7 @@ static int session_start(agx_pat *s, MPI_Comm comm, int threaded)
     int nomem = !s->all || !s->stage || !s->stage_len || !s->bg_req || !s->bg_seg, any;
     /* agreed, and so is the thread: every rank plans the same way */
     int in[2] = {nomem, !threaded}, out[2];
-    if ((rc = MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+    if ((rc = PMPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
         return rc;
     if ((any = out[0]))
         return agx_error(MPI_ERR_NO_MEM, "agx_pat_init: out of memory%s", nomem ? "" : " on another rank");

@@ -83,7 +83,7 @@ int agx_pat_session_predict(MPI_Comm comm, const double *arrival, double tau, lo
     int fixed = s->env_tau > 0 || tau > 0;
     double mine[2] = {s->env_tau > 0 ? s->env_tau : tau > 0 ? tau : s->tau_local > 0 ? s->tau_local : INFINITY,
                       fixed ? 0 : -s->tau_pre_local}, agreed[2];
-    if ((rc = MPI_Allreduce(mine, agreed, 2, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
+    if ((rc = PMPI_Allreduce(mine, agreed, 2, MPI_DOUBLE, MPI_MIN, s->mon)) != MPI_SUCCESS)
         return rc;
     tau = agx_pat_tau_of(isfinite(agreed[0]) ? agreed[0] : 0, -agreed[1]);
     s->last_tau = tau;
@@ -96,7 +96,7 @@ int agx_pat_session_predict(MPI_Comm comm, const double *arrival, double tau, lo
     int bad = s->alg->plan(s, arrival, tau) != MPI_SUCCESS, anybad;
     if (!bad)
         bad = s->alg->post(s) != MPI_SUCCESS;
-    if ((rc = MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, s->mon)) != MPI_SUCCESS)
+    if ((rc = PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, s->mon)) != MPI_SUCCESS)
         return rc;
     if (anybad) {
         agx_pat_posted_finish(s, 1);

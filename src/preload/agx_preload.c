@@ -3,7 +3,8 @@
  * and Darshan attach). Loaded with LD_PRELOAD (tools/agxrun --preload), it defines the C
  * bindings MPI_Allgather, MPI_Allgatherv, MPI_Alltoallv and MPI_Allreduce, each forwarding
  * to agx_<op> (intra- and inter-communicators), whose `native` algorithm calls PMPI_<op>;
- * MPI_Iallgather and MPI_Iallgatherv while agx's progress thread runs (else PMPI_);
+ * MPI_Iallgather, MPI_Iallgatherv and MPI_Iallreduce while agx's progress thread runs
+ * (else PMPI_), and MPI-4's persistent collectives (preload_persist.c);
  * and the MPI-IO calls a collective write needs (MPI_File_open, _set_view, _set_info,
  * _write_all, _write_at_all, _close -> agx_mpi_file_*: the two-phase engine). agx itself
  * calls only PMPI_ collectives and file calls it does not define here, so nothing
@@ -20,10 +21,7 @@
  * directly, so there Fortran calls bypass agx. tests/preload_check.sh tests each claim
  * (README.md, "Without changing the program").
  */
-#include "agx.h"
-
-/* built with hidden visibility: the library exports only the MPI_* entries it defines */
-#define AGX_EXPORT __attribute__((visibility("default")))
+#include "preload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,21 +67,33 @@ static void read_enable(void)
     read_done = 1;
 }
 
-static int enabled(int op)
+int agx_preload_enabled(int op)
 {
     if (!read_done)
         read_enable();
     return on[op];
 }
 
+#define enabled agx_preload_enabled
+#define count agx_preload_count
+
 /* The algorithm agx ran, counted by name for the report at MPI_Finalize. */
-static void count(agx_op op, MPI_Comm comm)
+void agx_preload_count(agx_op op, MPI_Comm comm)
 {
     const char *name = NULL;
     if (!report) /* the report is all the counts are for: no cost per call without it */
         return;
+    if (agx_comm_last_algorithm(comm, op, &name) != MPI_SUCCESS)
+        name = NULL;
+    agx_preload_count_name(op, name);
+}
+
+void agx_preload_count_name(agx_op op, const char *name)
+{
+    if (!report)
+        return;
     calls[op]++;
-    if (agx_comm_last_algorithm(comm, op, &name) != MPI_SUCCESS || !name)
+    if (!name)
         return;
     for (int i = 0; i < NALG; i++) {
         if (!used[op][i].name)
@@ -138,11 +148,12 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
     return rc;
 }
 
-/* Non-blocking allgather(v): through agx only while its progress thread runs (the program
- * waits in MPI_Wait, which does not advance agx's rounds): then agx's request handed to MPI
- * as a generalized request (agx_request_mpi); otherwise the library's own call. Allreduce
- * and alltoallv requests would run the library's call inside agx anyway: not intercepted. */
-static int async_ok(int op)
+/* Non-blocking allgather(v) and allreduce: through agx only while its progress thread runs
+ * (the program waits in MPI_Wait, which does not advance agx's rounds): then agx's request
+ * handed to MPI as a generalized request (agx_request_mpi); otherwise the library's own
+ * call. An alltoallv request would run the library's call inside agx anyway: not
+ * intercepted. */
+int agx_preload_async_ok(int op)
 {
     static int said;
     if (!enabled(op))
@@ -153,12 +164,15 @@ static int async_ok(int op)
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
-            fprintf(stderr, "agx-preload: MPI_Iallgather(v) go to the MPI library: agx's requests need its "
-                    "progress thread (AGX_PROGRESS_THREAD=1 and MPI_Init_thread with MPI_THREAD_MULTIPLE)\n");
+            fprintf(stderr, "agx-preload: MPI_Iallgather(v) and MPI_Iallreduce go to the MPI library, and the "
+                    "persistent collectives (MPI_Allgather_init & co.): agx's requests need its progress thread "
+                    "(AGX_PROGRESS_THREAD=1 and MPI_Init_thread with MPI_THREAD_MULTIPLE)\n");
     }
     said = 1;
     return 0;
 }
+
+#define async_ok agx_preload_async_ok
 
 /* agx's request r (made with code rc) as the program's MPI request. */
 static int hand_over(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm)
@@ -187,6 +201,16 @@ AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return hand_over(agx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &r),
                      &r, request, AGX_OP_ALLGATHERV, comm);
+}
+
+AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    agx_request r;
+    if (!async_ok(AGX_OP_ALLREDUCE))
+        return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return hand_over(agx_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &r), &r, request, AGX_OP_ALLREDUCE,
+                     comm);
 }
 
 /* MPI-IO: a file opened while file writes are enabled is agx's to watch; the others

@@ -8,7 +8,14 @@
  * non-commutative affine composition on the padded MPI_SHORT_INT), counts 0, 1, 2, 3, 7,
  * 13, 101 and one above every scratch and lane threshold, in place and not, every
  * algorithm forced and the default, on the communicator as it is, on emulated regions of
- * 2 and on regions of 2 with 8-byte lanes.
+ * 2 and on regions of 2 with 8-byte lanes. Each call is made in one of three forms, in
+ * turn over the counts, so that every (type, op, algorithm) runs in each: the blocking
+ * agx_allreduce, a persistent request (agx_allreduce_init, agx_start, agx_wait: what the
+ * preload's MPI_Allreduce_init runs) and a non-blocking one (agx_iallreduce), each
+ * against the library's call of that form (PMPI_Allreduce; PMPI_Iallreduce for both
+ * requests): where the library's arithmetic depends on its order (Open MPI 4.1 saturates
+ * 8- and 16-bit sums), its blocking and non-blocking calls answer differently, and agx,
+ * running native there, must give each form's own answer.
  *
  * Compared per case: the data of every element (long doubles by value, every other field
  * byte for byte) against PMPI_Allreduce, and the bytes between the type map's data (holes)
@@ -81,8 +88,40 @@ static void from_base(const tcase *c, const char *base, int count, char *typed)
 
 /* One (case, op, count): the reference once, then every algorithm; returns the number of
  * algorithms that gave a different answer (their names appended to bad). */
-static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned seed, const char **algs, int nalg,
-                     char *bad, size_t badlen, char *ran, size_t ranlen)
+static const char *const form_name[3] = {"blocking", "persistent", "non-blocking"};
+
+/* The library's answer for agx's form f: PMPI_Allreduce for the blocking call, and for
+ * both request forms PMPI_Iallreduce, the call agx's requests run where agx runs native
+ * (Open MPI 4.1's persistent allreduce gives the same bits as its MPI_Iallreduce,
+ * docs/algorithms.md). */
+static int lib_form(int f, const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op)
+{
+    MPI_Request q;
+    if (f == 0)
+        return PMPI_Allreduce(sb, rb, count, t, op, comm);
+    int rc = PMPI_Iallreduce(sb, rb, count, t, op, comm, &q);
+    return rc == MPI_SUCCESS ? PMPI_Wait(&q, MPI_STATUS_IGNORE) : rc;
+}
+
+/* agx's allreduce in form f (0 blocking, 1 persistent: made, started once and freed, 2
+ * non-blocking) */
+static int allreduce_form(int f, const void *sb, void *rb, int count, MPI_Datatype t, MPI_Op op)
+{
+    agx_request q = AGX_REQUEST_NULL;
+    if (f == 0)
+        return agx_allreduce(sb, rb, count, t, op, comm);
+    int rc = f == 1 ? agx_allreduce_init(sb, rb, count, t, op, comm, MPI_INFO_NULL, &q)
+                    : agx_iallreduce(sb, rb, count, t, op, comm, &q);
+    if (rc == MPI_SUCCESS && f == 1)
+        rc = agx_start(&q);
+    if (rc == MPI_SUCCESS)
+        rc = agx_wait(&q);
+    agx_request_free(&q);
+    return rc;
+}
+
+static int run_count(const tcase *c, int op, MPI_Op mop, int count, int form0, unsigned seed, const char **algs,
+                     int nalg, char *bad, size_t badlen, char *ran, size_t ranlen)
 {
     MPI_Aint bext, lb;
     MPI_Type_get_extent(c->base->type, &lb, &bext);
@@ -93,7 +132,7 @@ static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned see
     tt_buf_alloc(c->type, count, &fmem, &len);
     char *ref = tt_buf_alloc(c->type, count, &refmem, &len);
     char *mask = tt_buf_alloc(c->type, count, &maskmem, &len);
-    char *b1 = calloc(blen, 1), *b2 = calloc(blen, 1), *bref = calloc(blen, 1);
+    char *b1 = calloc(blen, 1), *b2 = calloc(blen, 1), *bref = calloc(3 * blen, 1); /* one per form */
     unsigned st = seed ^ (unsigned)(rank * 2654435761u);
     /* the rank's contribution: holes 0xA5 in the send buffer, 0x5A in the receive buffer */
     memset(smem, 0xA5, len + 64);
@@ -104,21 +143,23 @@ static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned see
     /* the data bytes of the layout */
     memset(b2, 0xFF, blen);
     from_base(c, b2, count, mask);
-    /* the reference: PMPI on the base elements (predefined op), or on the type (user op) */
-    int rc;
+    /* the references, one per form: PMPI on the base elements (predefined op), or on the
+     * type (user op) */
+    int rc = MPI_SUCCESS;
     int librc = MPI_SUCCESS; /* the library on the derived type itself (Open MPI 4.1 refuses) */
     if (op < TT_OP_N && c->derived) {
         memcpy(refmem, fmem, len + 64);
         librc = PMPI_Allreduce(sb, ref, count, c->type, mop, comm);
     }
-    if (op < TT_OP_N) {
-        rc = PMPI_Allreduce(b1, bref, (int)nb, c->base->type, mop, comm);
-        memcpy(refmem, fmem, len + 64); /* holes as in a fresh receive buffer */
-        from_base(c, bref, count, ref);
-    } else {
-        memcpy(refmem, fmem, len + 64);
-        rc = PMPI_Allreduce(sb, ref, count, c->type, mop, comm);
-        to_base(c, ref, count, bref);
+    for (int f = 0; f < 3 && rc == MPI_SUCCESS; f++) {
+        char *bf = bref + (size_t)f * blen;
+        if (op < TT_OP_N)
+            rc = lib_form(f, b1, bf, (int)nb, c->base->type, mop);
+        else {
+            memcpy(refmem, fmem, len + 64);
+            rc = lib_form(f, sb, ref, count, c->type, mop);
+            to_base(c, ref, count, bf);
+        }
     }
     int nbad = 0, refrc = rc;
     if (refrc != MPI_SUCCESS) { /* the same on every rank: every rank skips the algorithms */
@@ -127,10 +168,10 @@ static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned see
     }
     /* every rank runs every algorithm, whatever it found so far */
     for (int a = 0; a < nalg && refrc == MPI_SUCCESS; a++) {
-        int inplace = (a + count) % 2;
+        int inplace = (a + count) % 2, form = (form0 + a) % 3;
         memcpy(rmem, inplace ? smem : fmem, len + 64);
         agx_comm_set_algorithm(comm, AGX_OP_ALLREDUCE, algs[a]);
-        rc = agx_allreduce(inplace ? MPI_IN_PLACE : sb, rb, count, c->type, mop, comm);
+        rc = allreduce_form(form, inplace ? MPI_IN_PLACE : sb, rb, count, c->type, mop);
         const char *r = "?";
         agx_comm_last_algorithm(comm, AGX_OP_ALLREDUCE, &r);
         if (a < 16 && !strstr(ran, r) && strlen(ran) + strlen(r) + 2 < ranlen)
@@ -143,7 +184,7 @@ static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned see
         memset(b2, 0, blen);
         to_base(c, rb, count, b2);
         for (long long k = 0; k < nb && ok; k++)
-            ok = tt_same_elem(c->base, b2 + k * bext, bref + k * bext);
+            ok = tt_same_elem(c->base, b2 + k * bext, bref + (size_t)form * blen + k * bext);
         /* holes: what the caller had (the send buffer's, in place) */
         const char *hole_src = inplace ? smem : fmem;
         for (size_t k = 0; k < len + 64 && ok; k++)
@@ -151,8 +192,8 @@ static int run_count(const tcase *c, int op, MPI_Op mop, int count, unsigned see
         if (!ok) {
             nbad++;
             size_t u = strlen(bad);
-            snprintf(bad + u, badlen - u, "%s%s(%s%s)", u ? " " : "", algs[a], inplace ? "in place" : "separate",
-                     rc != MPI_SUCCESS ? ", error" : "");
+            snprintf(bad + u, badlen - u, "%s%s(%s, %s%s)", u ? " " : "", algs[a], form_name[form],
+                     inplace ? "in place" : "separate", rc != MPI_SUCCESS ? ", error" : "");
         }
         cases_run++;
     }
@@ -174,7 +215,7 @@ static void run_case(const tcase *c, int op, MPI_Op mop, const char *opname, uns
     int nbad = 0;
     for (int k = 0; k < ncs; k++) {
         char b[1024] = "";
-        int n = run_count(c, op, mop, cs[k], seed + (unsigned)k * 7919u, algs, nalg, b, sizeof b, ran, sizeof ran);
+        int n = run_count(c, op, mop, cs[k], k, seed + (unsigned)k * 7919u, algs, nalg, b, sizeof b, ran, sizeof ran);
         size_t u = strlen(clist);
         snprintf(clist + u, sizeof clist - u, "%s%d", k ? "," : "", cs[k]);
         if (n) {

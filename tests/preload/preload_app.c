@@ -3,7 +3,9 @@
  * style of MPICH's collective tests: MPI_Allgather / MPI_Allgatherv on MPI_COMM_WORLD, on a
  * split communicator and on an inter-communicator, with MPI_IN_PLACE and zero counts, plus
  * MPI_Allreduce and MPI_Alltoallv; every result checked against values computed here. With
- * --nonblocking: MPI_Iallgather(v) beside point-to-point requests, under MPI_THREAD_MULTIPLE.
+ * --nonblocking: MPI_Iallgather(v) and MPI_Iallreduce beside point-to-point requests, under
+ * MPI_THREAD_MULTIPLE; with --persistent: MPI-4's MPI_Allgather_init & co. (Open MPI 4.1:
+ * MPIX_..._init), started many times beside persistent point-to-point requests.
  * tests/preload_check.sh runs it with and without libagx-preload.so. Exit 0 when every
  * check held; prints the failing checks otherwise.
  */
@@ -11,6 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
+#if MPI_VERSION >= 4
+#define INIT(name) MPI_##name##_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define INIT(name) MPIX_##name##_init
+#endif
 
 static int rank, size, fails, checks;
 
@@ -158,15 +168,17 @@ static void nonblocking(void)
         cnt[i] = i % 3, dsp[i] = tot, tot += cnt[i];
     int *vb = malloc(sizeof(int) * (size_t)(tot + 1)), token = rank, got = -1;
     for (int it = 0; it < 4; it++) {
-        MPI_Request q[4];
-        MPI_Status st[4]; /* not MPI_STATUSES_IGNORE: MPICH's access attributes make GCC warn */
+        MPI_Request q[5];
+        MPI_Status st[5]; /* not MPI_STATUSES_IGNORE: MPICH's access attributes make GCC warn */
+        int isum = 0, ione = rank + it;
         for (int i = 0; i < n; i++)
             sb[i] = val(rank, i + it);
         MPI_Iallgather(sb, n, MPI_INT, rb, n, MPI_INT, MPI_COMM_WORLD, &q[0]);
         MPI_Iallgatherv(sb, rank % 3, MPI_INT, vb, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &q[1]);
         MPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 5, MPI_COMM_WORLD, &q[2]);
         MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD, &q[3]);
-        MPI_Waitall(4, q, st);
+        MPI_Iallreduce(&ione, &isum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[4]);
+        MPI_Waitall(5, q, st);
         for (int r = 0; r < size; r++)
             for (int i = 0; i < n; i++)
                 bad += rb[r * n + i] != val(r, i + it);
@@ -174,26 +186,134 @@ static void nonblocking(void)
             for (int i = 0; i < cnt[r]; i++)
                 bad += vb[dsp[r] + i] != val(r, i + it);
         bad += got != (rank + size - 1) % size;
+        bad += isum != size * (size - 1) / 2 + size * it;
     }
-    EXPECT(!bad, "MPI_Iallgather / MPI_Iallgatherv with a point-to-point exchange in one MPI_Waitall: %d wrong", bad);
+    EXPECT(!bad, "MPI_Iallgather / MPI_Iallgatherv / MPI_Iallreduce with a point-to-point exchange in one "
+           "MPI_Waitall: %d wrong", bad);
     free(sb), free(rb), free(cnt), free(dsp), free(vb);
 }
 
+#ifdef INIT
+/* --persistent: an allgather (on MPI_COMM_WORLD and on the reversed split), an uneven
+ * allgatherv, allreduces of ints (sum) and doubles (max) and an uneven alltoallv, each
+ * made once and started 6 times with new data, beside a persistent point-to-point ring:
+ * MPI_Startall of all of them (agx's and the program's mixed in one array) and MPI_Waitall,
+ * or MPI_Start one by one completed by MPI_Test, MPI_Wait and MPI_Waitany; then
+ * MPI_Request_free. */
+static void persistent(MPI_Comm odd)
+{
+    enum { N = 3, NR = 8 };
+    int op_, np_;
+    MPI_Comm_rank(odd, &op_);
+    MPI_Comm_size(odd, &np_);
+    int *sb = malloc(sizeof(int) * N), *rb = malloc(sizeof(int) * (size_t)(N * size)), bad = 0, part[8] = {0};
+    int *ob = malloc(sizeof(int) * (size_t)(N * np_));
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size), tot = 0;
+    for (int i = 0; i < size; i++)
+        cnt[i] = i % 3, dsp[i] = tot, tot += cnt[i];
+    int *vb = malloc(sizeof(int) * (size_t)(tot + 1)), isum[4], iin[4], token = 0, got = -1;
+    double dmax[2], din[2];
+    /* alltoallv: rank r sends (r + j) % 3 ints to j */
+    int *sc = malloc(sizeof(int) * (size_t)size), *sd = malloc(sizeof(int) * (size_t)size);
+    int *rc = malloc(sizeof(int) * (size_t)size), *rd = malloc(sizeof(int) * (size_t)size), st = 0, rt = 0;
+    for (int j = 0; j < size; j++) {
+        sc[j] = (rank + j) % 3, sd[j] = st, st += sc[j];
+        rc[j] = (j + rank) % 3, rd[j] = rt, rt += rc[j];
+    }
+    int *ab = malloc(sizeof(int) * (size_t)(st + 1)), *arb = malloc(sizeof(int) * (size_t)(rt + 1));
+    MPI_Request q[NR];
+    MPI_Status sts[NR];
+    INIT(Allgather)(sb, N, MPI_INT, rb, N, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &q[0]);
+    INIT(Allgatherv)(sb, rank % 3, MPI_INT, vb, cnt, dsp, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &q[1]);
+    INIT(Allreduce)(iin, isum, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[2]);
+    INIT(Allreduce)(din, dmax, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &q[3]);
+    INIT(Alltoallv)(ab, sc, sd, MPI_INT, arb, rc, rd, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &q[4]);
+    INIT(Allgather)(sb, N, MPI_INT, ob, N, MPI_INT, odd, MPI_INFO_NULL, &q[5]);
+    MPI_Recv_init(&got, 1, MPI_INT, (rank + size - 1) % size, 5, MPI_COMM_WORLD, &q[6]);
+    MPI_Send_init(&token, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD, &q[7]);
+    for (int it = 0; it < 6; it++) {
+        for (int i = 0; i < N; i++)
+            sb[i] = val(rank, i + it);
+        for (int i = 0; i < 4; i++)
+            iin[i] = rank * (i + 1) + it;
+        din[0] = rank + 0.25 * it, din[1] = -rank - 0.5 * it;
+        for (int j = 0, k = 0; j < size; j++)
+            for (int i = 0; i < sc[j]; i++)
+                ab[k++] = val(rank, j * 10 + i + it);
+        token = rank + it;
+        if (it % 2 == 0) {
+            MPI_Startall(NR, q); /* agx's requests and the program's, mixed */
+            MPI_Waitall(NR, q, sts);
+        } else {
+            for (int k = NR - 1; k >= 0; k--)
+                MPI_Start(&q[k]);
+            int flag = 0, idx = -1;
+            while (!flag)
+                MPI_Test(&q[0], &flag, &sts[0]);
+            MPI_Wait(&q[4], &sts[4]);
+            MPI_Waitany(1, &q[5], &idx, &sts[5]);
+            MPI_Waitall(NR, q, sts); /* q[0], q[4], q[5] are inactive: complete at once */
+        }
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < N; i++)
+                part[0] += rb[r * N + i] != val(r, i + it);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < cnt[r]; i++)
+                part[1] += vb[dsp[r] + i] != val(r, i + it);
+        for (int i = 0; i < 4; i++)
+            part[2] += isum[i] != (i + 1) * size * (size - 1) / 2 + size * it;
+        part[3] += dmax[0] != size - 1 + 0.25 * it || dmax[1] != -0.5 * it;
+        for (int j = 0, k = 0; j < size; j++)
+            for (int i = 0; i < rc[j]; i++)
+                part[4] += arb[k++] != val(j, rank * 10 + i + it);
+        for (int r = 0; r < np_; r++) /* odd's rank r is world rank base - 2r, rank order reversed */
+            for (int i = 0; i < N; i++)
+                part[5] += ob[r * N + i] != val(rank % 2 + 2 * (np_ - 1 - r), i + it);
+        part[6] += got != (rank + size - 1) % size + it;
+    }
+    for (int k = 0; k < NR; k++)
+        MPI_Request_free(&q[k]);
+    for (int k = 0; k < NR; k++)
+        part[7] += q[k] != MPI_REQUEST_NULL;
+    for (int k = 0; k < 8; k++)
+        bad += part[k];
+    EXPECT(!bad, "persistent allgather(v), allreduce and alltoallv beside persistent point-to-point: %d wrong "
+           "(allgather %d, allgatherv %d, int sum %d, double max %d, alltoallv %d, split allgather %d, "
+           "point-to-point %d, not freed %d)", bad, part[0], part[1], part[2], part[3], part[4], part[5], part[6],
+           part[7]);
+    free(sb), free(rb), free(ob), free(cnt), free(dsp), free(vb), free(sc), free(sd), free(rc), free(rd), free(ab);
+    free(arb);
+}
+#else
+static void persistent(MPI_Comm odd)
+{
+    (void)odd;
+    if (rank == 0)
+        printf("preload_app --persistent: this MPI has no persistent collectives\n");
+}
+#endif
+
 int main(int argc, char **argv)
 {
-    int provided, nb = argc > 1 && !strcmp(argv[1], "--nonblocking");
-    if (nb) /* a program that asks for threads, as agx's progress thread needs */
+    int provided, nb = argc > 1 && !strcmp(argv[1], "--nonblocking"), pe = argc > 1 && !strcmp(argv[1], "--persistent");
+    if (nb || pe) /* a program that asks for threads, as agx's progress thread needs */
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else
         MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (nb) {
-        nonblocking();
+    if (nb || pe) {
+        MPI_Comm odd;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &odd); /* reversed order */
+        if (nb)
+            nonblocking();
+        else
+            persistent(odd);
+        MPI_Comm_free(&odd);
         int all;
         MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("preload_app --nonblocking: p = %d, %d failed in all\n", size, all);
+            printf("preload_app %s: p = %d, %d failed in all\n", argv[1], size, all);
         MPI_Finalize();
         return all ? 1 : 0;
     }

@@ -1,0 +1,57 @@
+/*
+ * A request's insides, shared by src/core/request.c (its life cycle and progress) and
+ * src/core/request_mpi.c (handing it to the program as an MPI request). Private to
+ * src/core.
+ */
+#ifndef AGX_CORE_REQUEST_H
+#define AGX_CORE_REQUEST_H
+
+#include "core.h"
+
+#include <pthread.h>
+
+/* A persistent request's MPI handle (request_mpi.c): a persistent zero-byte receive from
+ * this process, in slot `slot` of the private communicators' tags (-1: none). */
+typedef struct {
+    MPI_Request req;
+    int slot;
+} agx_relay;
+
+struct agx_req {
+    agx_ctx *ctx;             /* NULL once its communicator was freed */
+    MPI_Comm user;            /* errors are raised on it (while ctx is not NULL) */
+    const char *fn;           /* the call that made it */
+    int persistent;
+    int state;                /* AGX_REQ_* */
+    int rc;                   /* the completed start's code */
+    agx_plan *plan;           /* agx's schedule; NULL: the library's own call */
+    agx_lib_start_fn lib_start;
+    void *lib_arg;            /* freed with the request */
+    MPI_Request lib;          /* the library's request of this start */
+    MPI_Request greq;         /* non-blocking, handed to MPI: the generalized request completed with it */
+    agx_relay relay;          /* persistent, made while the progress thread runs: its MPI handle */
+    int handed;               /* persistent and handed to MPI: each completion fires the relay */
+    MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
+    int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */
+    int dead;                 /* MPI reported greq: free at the next sweep */
+    struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
+};
+enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
+
+/* request.c's lock (recursive: MPI may call a generalized request's free callback, which
+ * takes it, inside MPI_Grequest_complete) and the progress thread's wake-up */
+extern pthread_mutex_t agx_req_lock;
+extern pthread_cond_t agx_req_cond;
+int agx_req_thread_running(void); /* lock held */
+void agx_req_sweep(void);         /* free the requests MPI reported */
+
+/* request_mpi.c (lock held): the relay of a new persistent request; its message (failed:
+ * one byte, which the zero-byte receive reports as MPI_ERR_TRUNCATE); what a start and a
+ * completion owe the MPI handle; the relay's end */
+int agx_relay_make(agx_relay *rl);
+int agx_relay_fire(agx_relay *rl, int failed);
+int agx_req_mpi_started(agx_req *r);
+void agx_req_mpi_completed(agx_req *r);
+void agx_relay_free(agx_relay *rl);
+
+#endif
