@@ -141,8 +141,6 @@ static void thread_maybe_start(void)
                 "calls only\n");
 }
 
-int agx_req_thread_running(void) { return thread_on; }
-
 /* Free the requests MPI reported (request_mpi.c's generalized requests), outside MPI's
  * calls. */
 void agx_req_sweep(void)

@@ -42,7 +42,6 @@ enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
  * takes it, inside MPI_Grequest_complete) and the progress thread's wake-up */
 extern pthread_mutex_t agx_req_lock;
 extern pthread_cond_t agx_req_cond;
-int agx_req_thread_running(void); /* lock held */
 void agx_req_sweep(void);         /* free the requests MPI reported */
 
 /* request_mpi.c (lock held): the relay of a new persistent request; its message (failed:
