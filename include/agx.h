@@ -151,6 +151,12 @@ int agx_request_mpi(agx_request *req, MPI_Request *out);
 /* 1 when agx's progress thread runs (AGX_PROGRESS_THREAD=1 under MPI_THREAD_MULTIPLE; the
  * first call after MPI_Init starts it), else 0. */
 int agx_progress_async(void);
+/* Advance every active agx request by the rounds that completed, from the calling thread
+ * (as agx_test does); the number still active. For code that completes agx's requests
+ * handed to MPI with MPI's own calls (the preload's MPI_Test & co. call it first): under
+ * a library with one global lock (MPICH), a thread polling MPI_Test can keep the
+ * progress thread out of MPI for as long as it polls. */
+int agx_progress(void);
 
 /* Intergroup collectives on the two groups of an intra-communicator: ranks with colour 0
  * form group A, the others group B; each rank receives the blocks of the other group, in

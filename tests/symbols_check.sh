@@ -23,7 +23,7 @@ if [ -f "$pre" ]; then
   # preload_persist.c's entries (the inits, MPI_Start, _Startall, _Request_free) exist
   # where it intercepts this MPI's persistent collectives
   persist=0; echo "$got" | grep -q '^MPIX\?_[A-Za-z]*_init$' && persist=1
-  defined=$( { grep -o '^AGX_EXPORT int MPI_[A-Za-z_]*(' "$src/src/preload/agx_preload.c" | sed 's/.*int //; s/(//'
+  defined=$( { grep -ho '^AGX_EXPORT int MPI_[A-Za-z_]*(' "$src/src/preload/agx_preload.c" "$src/src/preload/preload_progress.c" | sed 's/.*int //; s/(//'
                [ $persist -eq 1 ] && grep -o '^AGX_EXPORT int MPI_[A-Za-z_]*(' "$src/src/preload/preload_persist.c" |
                  sed 's/.*int //; s/(//'
                for op in $(grep -ho '^AGX_EXPORT int INIT([A-Za-z]*)' "$src"/src/preload/*.c | sed 's/.*INIT(//; s/)//'); do

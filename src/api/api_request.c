@@ -190,3 +190,5 @@ int agx_request_mpi(agx_request *req, MPI_Request *out)
 }
 
 int agx_progress_async(void) { return agx_progress_thread_on(); }
+
+int agx_progress(void) { return agx_req_progress(); }

@@ -280,7 +280,7 @@ int agx_req_wait(agx_req *r);
 int agx_req_free(agx_req *r);         /* MPI_ERR_REQUEST while active */
 int agx_req_persistent(const agx_req *r);
 MPI_Comm agx_req_comm(const agx_req *r); /* where its errors go (MPI_COMM_SELF once freed) */
-void agx_req_progress(void);
+int agx_req_progress(void);             /* how many remain active */
 int agx_req_any_active(void);
 int agx_progress_thread_on(void);  /* starts it (AGX_PROGRESS_THREAD) if not asked yet */
 /* A started non-blocking request handed to MPI: *out, a generalized request the progress

@@ -45,7 +45,7 @@ int agx_local_op(const agx_exec *x, const agx_sched *s, const agx_sop *op)
 /* Wait for request k and check it (a send: its completion only). */
 static int wait_one(agx_reqs *v, int k, MPI_Status *st, agx_mismatch *bad)
 {
-    int err = MPI_Wait(&v->req[k], st);
+    int err = PMPI_Wait(&v->req[k], st);
     if (v->msg[k].recv)
         err = agx_arrived(err, &v->msg[k], st, bad);
     return err;
@@ -65,10 +65,10 @@ static int complete(int rc, agx_reqs *v, agx_mismatch *bad)
     else if (!tracing) {
         int wrc, flag = 0;
         if (agx_req_any_active()) /* the progress rule: active requests advance meanwhile */
-            while ((wrc = MPI_Testall(n, v->req, &flag, st)) == MPI_SUCCESS && !flag)
+            while ((wrc = PMPI_Testall(n, v->req, &flag, st)) == MPI_SUCCESS && !flag)
                 agx_req_progress();
         else
-            wrc = MPI_Waitall(n, v->req, st);
+            wrc = PMPI_Waitall(n, v->req, st);
         for (int k = 0; k < n; k++) {
             int err = wrc == MPI_ERR_IN_STATUS ? st[k].MPI_ERROR : wrc;
             if (err == MPI_ERR_PENDING)
@@ -79,7 +79,7 @@ static int complete(int rc, agx_reqs *v, agx_mismatch *bad)
         }
     }
     for (int k = 0, idx; k < n && tracing && rc == MPI_SUCCESS; k++) {
-        int err = MPI_Waitany(n, v->req, &idx, &st[0]);
+        int err = PMPI_Waitany(n, v->req, &idx, &st[0]);
         if (idx == MPI_UNDEFINED)
             rc = err;
         else if (v->msg[idx].recv) {

@@ -259,7 +259,7 @@ int agx_plan_start(agx_plan *p)
  * one of them is completed (waited for: a failed request's peers still finish theirs). */
 static int test_set(agx_plan *p, MPI_Request *req, const agx_msg *m, int n, int block, int *flag)
 {
-    int rc = block ? MPI_Waitall(n, req, p->st) : MPI_Testall(n, req, flag, p->st);
+    int rc = block ? PMPI_Waitall(n, req, p->st) : PMPI_Testall(n, req, flag, p->st);
     if (block)
         *flag = 1;
     if (rc == MPI_SUCCESS && !*flag)
@@ -269,7 +269,7 @@ static int test_set(agx_plan *p, MPI_Request *req, const agx_msg *m, int n, int 
         for (int k = 0; k < n; k++) {
             int err = rc == MPI_ERR_IN_STATUS ? p->st[k].MPI_ERROR : rc;
             if (req[k] != MPI_REQUEST_NULL && (rc != MPI_ERR_IN_STATUS || err == MPI_ERR_PENDING))
-                err = MPI_Wait(&req[k], &p->st[k]);
+                err = PMPI_Wait(&req[k], &p->st[k]);
             if (err != MPI_SUCCESS && p->rc == MPI_SUCCESS)
                 p->rc = err;
         }

@@ -35,7 +35,7 @@ static int begin(agx_req *r) { return r->plan ? agx_plan_start(r->plan) : r->lib
  * a rank could not make its request, else what posting round 0 returned. */
 static int pass_gate(agx_req *r, int block, int *pending)
 {
-    int flag = 1, rc = block ? MPI_Wait(&r->gate, MPI_STATUS_IGNORE) : MPI_Test(&r->gate, &flag, MPI_STATUS_IGNORE);
+    int flag = 1, rc = block ? PMPI_Wait(&r->gate, MPI_STATUS_IGNORE) : PMPI_Test(&r->gate, &flag, MPI_STATUS_IGNORE);
     *pending = rc == MPI_SUCCESS && !flag;
     if (*pending)
         return MPI_SUCCESS;
@@ -56,7 +56,7 @@ static int step(agx_req *r, int block)
         rc = agx_plan_step(r->plan, block, &done);
     else {
         MPI_Status st;
-        rc = block ? MPI_Wait(&r->lib, &st) : MPI_Test(&r->lib, &done, &st);
+        rc = block ? PMPI_Wait(&r->lib, &st) : PMPI_Test(&r->lib, &done, &st);
         done = done || block;
         done = done || rc != MPI_SUCCESS;
     }
@@ -76,13 +76,14 @@ static void progress_locked(void)
             step(r, 0);
 }
 
-void agx_req_progress(void)
+int agx_req_progress(void)
 {
     if (atomic_load(&nactive) == 0)
-        return;
-    pthread_mutex_lock(&agx_req_lock);
+        return 0;
+    pthread_mutex_lock(&agx_req_lock); /* blocking: the thread that holds it advances them */
     progress_locked();
     pthread_mutex_unlock(&agx_req_lock);
+    return atomic_load(&nactive);
 }
 
 int agx_req_any_active(void) { return atomic_load(&nactive) > 0; }
@@ -149,8 +150,10 @@ void agx_req_sweep(void)
     agx_req *r = all, *next;
     for (; r; r = next) {
         next = r->next;
-        if (r->dead)
+        if (atomic_load(&r->dead)) {
+            r->state = AGX_REQ_INACTIVE; /* complete, and reported by MPI */
             agx_req_free(r);
+        }
     }
     pthread_mutex_unlock(&agx_req_lock);
 }
@@ -206,7 +209,7 @@ int agx_req_gate_failed(MPI_Comm comm, int rc)
     MPI_Request g;
     if (PMPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm, &g) != MPI_SUCCESS)
         return rc;
-    while (MPI_Test(&g, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
+    while (PMPI_Test(&g, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
         agx_req_progress(); /* the others may need this rank's rounds before they reach the gate */
     return rc;
 }

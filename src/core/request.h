@@ -9,6 +9,7 @@
 #include "core.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* A persistent request's MPI handle (request_mpi.c): a persistent zero-byte receive from
  * this process, in slot `slot` of the private communicators' tags (-1: none). */
@@ -33,13 +34,14 @@ struct agx_req {
     int handed;               /* persistent and handed to MPI: each completion fires the relay */
     MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
     int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */
-    int dead;                 /* MPI reported greq: free at the next sweep */
+    atomic_int dead;          /* MPI reported greq: free at the next sweep (set without the lock) */
     struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
 };
 enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
 
-/* request.c's lock (recursive: MPI may call a generalized request's free callback, which
- * takes it, inside MPI_Grequest_complete) and the progress thread's wake-up */
+/* request.c's lock (recursive: the sweep frees requests under it with agx_req_free, which
+ * takes it) and the progress thread's wake-up. Order: agx's lock before the MPI library's (MPICH's
+ * global one), never the other way: nothing takes it inside an MPI call (greq_free). */
 extern pthread_mutex_t agx_req_lock;
 extern pthread_cond_t agx_req_cond;
 void agx_req_sweep(void);         /* free the requests MPI reported */

@@ -134,14 +134,13 @@ static int greq_query(void *extra, MPI_Status *st)
 }
 
 /* MPI reported it: the request is freed at the next sweep, not here (inside MPI_Wait &
- * co.: MPICH asserts on MPI_Request_free of the plan's requests from the callback). */
+ * co.: MPICH asserts on MPI_Request_free of the plan's requests from the callback). No
+ * lock: MPICH may hold its own lock here, and the progress thread takes agx's before
+ * MPICH's (the opposite order would deadlock). */
 static int greq_free(void *extra)
 {
     agx_req *r = extra;
-    pthread_mutex_lock(&agx_req_lock);
-    r->state = AGX_REQ_INACTIVE;
-    r->dead = 1;
-    pthread_mutex_unlock(&agx_req_lock);
+    atomic_store(&r->dead, 1);
     return MPI_SUCCESS;
 }
 

@@ -49,7 +49,7 @@ void agx_pat_backoff(agx_pat *s, int *us)
 int agx_pat_wait_req(agx_pat *s, MPI_Request *req)
 {
     int done = 0, us = 10, rc;
-    while ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
+    while ((rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE)) == MPI_SUCCESS && !done)
         agx_pat_backoff(s, &us);
     return rc;
 }

@@ -20,7 +20,7 @@ void agx_pat_posted_finish(agx_pat *s, int cancel)
         int seg = s->bg_seg[k], n = 0, rc = MPI_SUCCESS;
         if (cancel)
             MPI_Cancel(&s->bg_req[k]);
-        rc = MPI_Wait(&s->bg_req[k], &st);
+        rc = PMPI_Wait(&s->bg_req[k], &st);
         if (rc == MPI_SUCCESS && !cancel)
             rc = MPI_Get_count(&st, MPI_BYTE, &n);
         s->stage_len[seg] = n;

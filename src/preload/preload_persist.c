@@ -1,9 +1,9 @@
 /*
- * Persistent collectives under the preload: Open MPI 4.1's MPIX_Allgather_init,
- * _Allgatherv_init, _Allreduce_init and _Alltoallv_init (its pcollreq extension; MPI-4's
- * MPI_<op>_init), through agx_<op>_init. MPICH 4.0.2's MPI_Allgather_init & co. are not
- * intercepted: with agx's progress thread the preloaded test hung in 3 of 6 runs at 3
- * ranks (2026-11-24, not yet understood), so there the library's own run.
+ * MPI-4's persistent collectives under the preload: MPI_Allgather_init, _Allgatherv_init,
+ * _Allreduce_init and _Alltoallv_init (MPICH 4; Open MPI 4.1 has them as MPIX_..._init,
+ * its pcollreq extension, intercepted there under those names), through agx_<op>_init.
+ * (Under MPICH the program's MPI_Test polling kept agx's progress thread out of MPI until
+ * preload_progress.c made MPI's completion calls advance agx's requests themselves.)
  *
  * The program's handle is agx's request handed to MPI (agx_request_mpi): a persistent
  * MPI request that agx's start posts and agx's completion completes, so MPI_Wait,
@@ -32,7 +32,10 @@
 #include <mpi-ext.h>
 #endif
 
-#if defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#if MPI_VERSION >= 4
+#define INIT(name) MPI_##name##_init
+#define PINIT(name) PMPI_##name##_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define INIT(name) MPIX_##name##_init
 #define PINIT(name) PMPIX_##name##_init
 #endif
