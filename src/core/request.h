@@ -45,6 +45,7 @@ enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
 extern pthread_mutex_t agx_req_lock;
 extern pthread_cond_t agx_req_cond;
 void agx_req_sweep(void);         /* free the requests MPI reported */
+void agx_req_wake(void);          /* a start: wake the progress thread if it waits for one */
 
 /* request_mpi.c (lock held): the relay of a new persistent request; its message (failed:
  * one byte, which the zero-byte receive reports as MPI_ERR_TRUNCATE); what a start and a

@@ -183,7 +183,7 @@ int agx_req_to_mpi(agx_req *r, MPI_Request *out)
         if (r->state == AGX_REQ_COMPLETE)
             MPI_Grequest_complete(r->greq);
         else
-            pthread_cond_broadcast(&agx_req_cond);
+            agx_req_wake();
     }
     pthread_mutex_unlock(&agx_req_lock);
     return rc;

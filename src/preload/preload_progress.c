@@ -13,15 +13,14 @@
  * program's thread takes agx's lock before MPI's (the progress thread's order), so
  * whichever thread holds it advances the requests and neither starves.
  *
- * While agx has active requests a wait is a loop of the matching test, agx_progress and
- * sched_yield (MPI_Wait is MPI_Test repeated; the same statuses, codes and
- * MPI_ERR_IN_STATUS); once none is active, or when none was, the call is PMPI_'s, with
- * nothing added but one atomic load. Results are the library's: nothing here completes a
+ * While agx has active requests a wait is a loop of agx_progress and the matching test
+ * (MPI_Wait is MPI_Test repeated; the same statuses, codes and MPI_ERR_IN_STATUS); agx's
+ * progress thread steps aside while it runs. Once none is active, or when none was, the
+ * call is PMPI_'s, with nothing added but one atomic load. Results are the library's: nothing here completes a
  * request that MPI did not.
  */
 #include "preload.h"
 
-#include <sched.h>
 
 AGX_EXPORT int MPI_Test(MPI_Request *req, int *flag, MPI_Status *st)
 {
@@ -59,7 +58,6 @@ AGX_EXPORT int MPI_Wait(MPI_Request *req, MPI_Status *st)
     while (agx_progress() > 0) {
         if ((rc = PMPI_Test(req, &flag, st)) != MPI_SUCCESS || flag)
             return rc;
-        sched_yield();
     }
     return PMPI_Wait(req, st);
 }
@@ -70,7 +68,6 @@ AGX_EXPORT int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status sts[])
     while (agx_progress() > 0) {
         if ((rc = PMPI_Testall(n, reqs, &flag, sts)) != MPI_SUCCESS || flag)
             return rc;
-        sched_yield();
     }
     return PMPI_Waitall(n, reqs, sts);
 }
@@ -81,7 +78,6 @@ AGX_EXPORT int MPI_Waitany(int n, MPI_Request reqs[], int *idx, MPI_Status *st)
     while (agx_progress() > 0) {
         if ((rc = PMPI_Testany(n, reqs, idx, &flag, st)) != MPI_SUCCESS || flag)
             return rc;
-        sched_yield();
     }
     return PMPI_Waitany(n, reqs, idx, st);
 }
@@ -92,7 +88,6 @@ AGX_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idxs[]
     while (agx_progress() > 0) { /* MPI_UNDEFINED (none active) or some completed: done */
         if ((rc = PMPI_Testsome(n, reqs, outcount, idxs, sts)) != MPI_SUCCESS || *outcount != 0)
             return rc;
-        sched_yield();
     }
     return PMPI_Waitsome(n, reqs, outcount, idxs, sts);
 }
