@@ -100,7 +100,12 @@ static void outstanding(MPI_Comm comm, MPI_Comm other, unsigned seed)
         if (rc == MPI_SUCCESS) {
             if ((rank + it) % 3 == 0)
                 rc = agx_waitall(3, q);
-            else
+            else if ((rank + it) % 3 == 1 && it % 2 == 1) { /* agx_progress alone completes them */
+                int left;
+                while ((left = agx_progress()) > 0)
+                    ok = ok && left <= 3;
+                rc = agx_waitall(3, q);
+            } else
                 for (int k = 2; k >= 0 && rc == MPI_SUCCESS; k--) {
                     int flag = 0, j = (k + rank) % 3;
                     while (rc == MPI_SUCCESS && !flag)
@@ -117,7 +122,9 @@ static void outstanding(MPI_Comm comm, MPI_Comm other, unsigned seed)
         ok = ok && !memcmp(rc_, ref, sizeof(int) * (size_t)N * (size_t)size) && q[0] == NULL && q[2] == NULL;
     }
     agx_request_free(&q[1]);
-    CHECK(rc == MPI_SUCCESS && ok, "three outstanding requests on two communicators: rc %d", rc);
+    ok = ok && agx_progress() == 0;
+    CHECK(rc == MPI_SUCCESS && ok, "three outstanding requests on two communicators (agx_test, agx_waitall, "
+          "agx_progress): rc %d", rc);
     agx_comm_set_algorithm(comm, AGX_OP_ALLGATHER, NULL);
     agx_comm_set_algorithm(other, AGX_OP_ALLGATHER, NULL);
 }
