@@ -99,7 +99,6 @@ int agx_req_any_active(void) { return atomic_load(&nactive) > 0; }
  * and the cores (2026-11-24, 2 ranks on 2 cores, Open MPI, an 8 B persistent allgather
  * started and waited on: 3.37 us median per start with the thread polling beside the
  * wait, 0.31-0.32 with it stepping aside, 0.32-0.33 without a thread). */
-
 static void *progress_main(void *arg)
 {
     (void)arg;
