@@ -198,7 +198,8 @@ static void nonblocking(void)
  * allgatherv, allreduces of ints (sum) and doubles (max) and an uneven alltoallv, each
  * made once and started 6 times with new data, beside a persistent point-to-point ring:
  * MPI_Startall of all of them (agx's and the program's mixed in one array) and MPI_Waitall,
- * or MPI_Start one by one completed by MPI_Test, MPI_Wait and MPI_Waitany; then
+ * or MPI_Request_get_status, MPI_Testsome and MPI_Waitsome in turn and MPI_Testany, or
+ * MPI_Start one by one completed by MPI_Test, MPI_Wait and MPI_Waitany; then
  * MPI_Request_free. */
 static void persistent(MPI_Comm odd)
 {
@@ -206,7 +207,7 @@ static void persistent(MPI_Comm odd)
     int op_, np_;
     MPI_Comm_rank(odd, &op_);
     MPI_Comm_size(odd, &np_);
-    int *sb = malloc(sizeof(int) * N), *rb = malloc(sizeof(int) * (size_t)(N * size)), bad = 0, part[8] = {0};
+    int *sb = malloc(sizeof(int) * N), *rb = malloc(sizeof(int) * (size_t)(N * size)), bad = 0, part[9] = {0};
     int *ob = malloc(sizeof(int) * (size_t)(N * np_));
     int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size), tot = 0;
     for (int i = 0; i < size; i++)
@@ -241,9 +242,28 @@ static void persistent(MPI_Comm odd)
             for (int i = 0; i < sc[j]; i++)
                 ab[k++] = val(rank, j * 10 + i + it);
         token = rank + it;
-        if (it % 2 == 0) {
+        if (it % 3 == 0) {
             MPI_Startall(NR, q); /* agx's requests and the program's, mixed */
             MPI_Waitall(NR, q, sts);
+        } else if (it % 3 == 2) { /* MPI_Request_get_status, then MPI_Testsome / _Waitsome in turn */
+            MPI_Startall(NR, q);
+            int flag = 0, outc = 0, idx[NR], seen[NR] = {0}, done = 0;
+            while (!flag)
+                MPI_Request_get_status(q[1], &flag, MPI_STATUS_IGNORE);
+            for (int turn = 0; done < NR; turn++) {
+                if (turn % 2 == 0)
+                    MPI_Testsome(NR, q, &outc, idx, sts);
+                else
+                    MPI_Waitsome(NR, q, &outc, idx, sts);
+                if (outc == MPI_UNDEFINED)
+                    break;
+                for (int k = 0; k < outc; k++)
+                    part[8] += seen[idx[k]]++ != 0; /* each completes once */
+                done += outc;
+            }
+            int any = 0;
+            MPI_Testany(NR, q, &idx[0], &any, MPI_STATUS_IGNORE); /* all inactive: flag, MPI_UNDEFINED */
+            part[8] += done != NR || !any || idx[0] != MPI_UNDEFINED;
         } else {
             for (int k = NR - 1; k >= 0; k--)
                 MPI_Start(&q[k]);
@@ -275,12 +295,12 @@ static void persistent(MPI_Comm odd)
         MPI_Request_free(&q[k]);
     for (int k = 0; k < NR; k++)
         part[7] += q[k] != MPI_REQUEST_NULL;
-    for (int k = 0; k < 8; k++)
+    for (int k = 0; k < 9; k++)
         bad += part[k];
     EXPECT(!bad, "persistent allgather(v), allreduce and alltoallv beside persistent point-to-point: %d wrong "
            "(allgather %d, allgatherv %d, int sum %d, double max %d, alltoallv %d, split allgather %d, "
-           "point-to-point %d, not freed %d)", bad, part[0], part[1], part[2], part[3], part[4], part[5], part[6],
-           part[7]);
+           "point-to-point %d, not freed %d, completions %d)", bad, part[0], part[1], part[2], part[3], part[4],
+           part[5], part[6], part[7], part[8]);
     free(sb), free(rb), free(ob), free(cnt), free(dsp), free(vb), free(sc), free(sd), free(rc), free(rd), free(ab);
     free(arb);
 }
