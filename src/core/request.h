@@ -40,8 +40,9 @@ struct agx_req {
 enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
 
 /* request.c's lock (recursive: the sweep frees requests under it with agx_req_free, which
- * takes it) and the progress thread's wake-up. Order: agx's lock before the MPI library's (MPICH's
- * global one), never the other way: nothing takes it inside an MPI call (greq_free). */
+ * takes it) and the progress thread's wake-up. Order: agx's lock before the MPI
+ * library's (MPICH's global one), never the other way: nothing takes it inside an MPI
+ * call (greq_free). */
 extern pthread_mutex_t agx_req_lock;
 extern pthread_cond_t agx_req_cond;
 void agx_req_sweep(void);         /* free the requests MPI reported */
