@@ -16,8 +16,8 @@
  * While agx has active requests a wait is a loop of agx_progress and the matching test
  * (MPI_Wait is MPI_Test repeated; the same statuses, codes and MPI_ERR_IN_STATUS); agx's
  * progress thread steps aside while it runs. Once none is active, or when none was, the
- * call is PMPI_'s, with nothing added but one atomic load. Results are the library's: nothing here completes a
- * request that MPI did not.
+ * call is PMPI_'s, with nothing added but one atomic load. Results are the library's:
+ * nothing here completes a request that MPI did not.
  */
 #include "preload.h"
 
