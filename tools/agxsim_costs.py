@@ -7,8 +7,8 @@ from agxsim import alg_of, fmt_bytes, loc_run, model_text
 
 COST_MODELS = ["free", "calibrated", "heavy"]
 COST_ALGS = ["bruck", "loc_bruck", "hierarchical", "multileader", "multilane", "auto"]
-# 8, the default, is multilane's own row. At 64 x 16 every fanout >= 4 is one non-local
-# round (K - 1 = min(r - 1, 16 F)), the same schedule as 8; 1 and 2 take two rounds, like
+# 16, the default, is multilane's own row. At 64 x 16 every fanout >= 4 is one non-local
+# round (K - 1 = min(r - 1, 16 F)), the same schedule as 16; 1 and 2 take two rounds, like
 # each other. The free model at 64 x 16 is the locality scenario's sweep.
 FANOUTS = ["2"]
 FULL_MODELS = ["calibrated", "heavy"]
@@ -40,7 +40,7 @@ def costs(build, out, quick):
         ([] if quick else ["SMPI smp_simple"])
     for n, ppn, _ in shapes:
         lines.append(f"{n} x {ppn} ranks, simulated us per call (every network factor 1; per-message cost "
-                     f"{'; '.join(model_text(m) for m in models)}; multilane's default fanout is 8):")
+                     f"{'; '.join(model_text(m) for m in models)}; multilane's default fanout is 16):")
         lines.append("")
         lines.append("| model | bytes/rank | " + " | ".join(cols) + " | auto ran | auto / best agx |")
         lines.append("|---|---|" + "---|" * (len(cols) + 2))

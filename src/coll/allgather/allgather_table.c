@@ -57,7 +57,7 @@ static const agx_alg intra[] = {
      .desc = "every local rank a lane: direct local phases, ceil(log_K r) non-local rounds, K-1 = min(r-1, p_l F)",
      .cost = "L alpha + (b/p_l) beta + (L+1) alpha_l + (b-s) beta_l, L = ceil(log_K r)",
      .cite = "agx (docs/algorithms.md); cf. Bienz Alg. 2, Eq. 4",
-     .params = {{"fanout", "AGX_MULTILANE_FANOUT", "non-local messages per lane and round", 8, 1, 1 << 20}}},
+     .params = {{"fanout", "AGX_MULTILANE_FANOUT", "non-local messages per lane and round", 16, 1, 1 << 20}}},
     {.name = "shm_notify", .fn = agx_allgather_intra_shm_notify, .ops = AG | AGV,
      .desc = "notified one-sided writes into node-shared windows, pipelined ring of nodes",
      .cost = "about (r-1 + n_node/(L B)) (alpha + B beta), a node's link carries n - n_next; 2 node barriers",
