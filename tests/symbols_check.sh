@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The libraries export their public interface and nothing else (issue 35): libagx.so the
 # functions include/agx.h declares, each of them; libagx-preload.so the MPI_* entries it
-# defines (preload_persist.c's, INIT(Op) as Open MPI 4.1's MPIX_Op_init with MPI_Start,
-# _Startall and _Request_free, only where it intercepts persistent collectives). An
+# defines (agx_preload.c's and preload_progress.c's; preload_persist.c's, INIT(Op) as
+# MPI_Op_init or Open MPI 4.1's MPIX_Op_init with MPI_Start, _Startall and _Request_free,
+# only where it intercepts persistent collectives). An
 # internal name in the dynamic table could clash with a program's or another library's
 # inside the programs the drop-in is preloaded into.
 #   tests/symbols_check.sh SRC BUILD

@@ -149,7 +149,8 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
 }
 
 /* Non-blocking allgather(v) and allreduce: through agx only while its progress thread runs
- * (the program waits in MPI_Wait, which does not advance agx's rounds): then agx's request
+ * (the preload's MPI_Wait & co. advance agx's rounds, but a program may wait in a call that
+ * does not, MPI_Recv or a barrier, for a peer that needs them): then agx's request
  * handed to MPI as a generalized request (agx_request_mpi); otherwise the library's own
  * call. An alltoallv request would run the library's call inside agx anyway: not
  * intercepted. */

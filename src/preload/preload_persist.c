@@ -8,7 +8,8 @@
  * The program's handle is agx's request handed to MPI (agx_request_mpi): a persistent
  * MPI request that agx's start posts and agx's completion completes, so MPI_Wait,
  * MPI_Test, MPI_Waitall, MPI_Request_get_status & co. work on it unchanged, beside the
- * program's other requests. Only the calls that must reach agx are intercepted:
+ * program's other requests (preload_progress.c has them advance agx's requests first, for
+ * progress only). Here only the calls that must reach agx are intercepted:
  * MPI_Start and MPI_Startall (start agx's request; the program's other requests go to
  * PMPI_) and MPI_Request_free (frees agx's request with its handle). A table maps the
  * handles agx made to agx's requests; while it is empty, those three calls go straight
