@@ -115,6 +115,8 @@ typedef struct agx_shm {
     char *base;
     size_t size;
     int usable;                /* every region shares memory (agreed) */
+    size_t held;               /* dissemination_shm: the bytes of the last call's result, which
+                                * a slower rank of the region may still be copying out */
     /* the notified layer (src/core/notify.c) */
     MPI_Comm all;              /* the communicator's private duplicate (not owned) */
     MPI_Win iwin;              /* the segment exposed to every rank of the communicator
@@ -241,6 +243,9 @@ void agx_stats_arrival(double t);
 int agx_env_int(const char *name, long long min, long long max, long long *v);
 /* 1 when variable `name` is set, not empty and not "0". */
 int agx_env_flag(const char *name);
+/* Test hook between the steps of the node-shared protocols: a seeded random pause when
+ * AGX_TEST_PAUSE=SEED:MAX_US:PERCENT is set (tests only), else nothing. */
+void agx_test_pause(void);
 
 #define AGX_TAG 0x6167 /* on agx's private communicator only */
 

@@ -47,11 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t agx_ntf_data_offset(long long nslots)
-{
-    return AGX_NTF_HDR + (((size_t)nslots * sizeof(int) + 63) & ~(size_t)63);
-}
-
 static int leader(const agx_regions *R, int k) { return R->members[R->start[k]]; }
 
 /* Poll without a message to wait for: let the MPI library progress (passive-target

@@ -6,12 +6,10 @@
 #define AGX_NOTIFY_H
 
 #include "core.h"
+#include "shm_layout.h" /* the segment's layout: AGX_NTF_HDR, agx_ntf_data_offset */
 
-#define AGX_NTF_HDR 64
 /* The tag of failure notices (agx_ntf_fail), also probed to drive progress while polling. */
 #define AGX_NTF_TAG 32767
-/* Where the data starts in a segment with nslots notifications. */
-size_t agx_ntf_data_offset(long long nslots);
 /* The notified segment of at least `bytes` bytes and its RMA window (collective when
  * they are created or grow), or *out = NULL with ctx->shm[AGX_SHM_NOTIFY]->why set when
  * the communicator cannot use it (the same on every rank). */

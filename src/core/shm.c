@@ -88,13 +88,19 @@ static int shm_setup(agx_ctx *ctx, const agx_regions *R, agx_shm *m, const char 
     return MPI_SUCCESS;
 }
 
-/* A segment of at least `bytes` (collective over the communicator when it grows). */
+/* A segment of at least `bytes` (collective over the communicator when it grows). The
+ * old one is dropped after a barrier of the region: every rank of the region has left
+ * the last call that used it (a rank may still be copying a result out when a faster one
+ * starts the call that grows), whether or not MPI_Win_free waits for the other ranks. */
 static int shm_grow(agx_ctx *ctx, agx_shm *m, size_t bytes, const char *fn)
 {
     int rc, lrank, disp;
     MPI_Aint size;
     MPI_Info info = MPI_INFO_NULL;
+    if (m->win != MPI_WIN_NULL)
+        PMPI_Barrier(m->node); /* its failure shows in the allocation that follows */
     drop_window(m);
+    m->held = 0;
     MPI_Comm_rank(m->node, &lrank);
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "false");

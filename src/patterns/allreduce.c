@@ -57,6 +57,12 @@ int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param
 
 int agx_ar_node_nbufs(const agx_regions *R) { return AGX_AR_PART + floor_log2(R->r) + R->max_size; }
 
+long long agx_ar_lanes(long long elems, long long bytes, int lane_bytes, int min_size)
+{
+    long long nl = bytes / lane_bytes;
+    return nl < 1 ? 1 : nl > min_size ? min_size : nl > elems ? elems : nl;
+}
+
 int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s)
 {
     (void)vidx;

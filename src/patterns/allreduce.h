@@ -43,6 +43,9 @@ int agx_build_ar_dissemination(agx_sched *s, int round0, int r, int p, int param
  * "windows"). l + 2 rounds. Commutative ops only. The signature is agx_locbuild_fn's
  * (vidx unused: the virtual order is agx_order_regions'). Returns 0, or -1. */
 int agx_build_ar_dissemination_node(const agx_regions *R, int nl, const int *vidx, int rank, agx_sched *s);
+/* dissemination_node's and dissemination_shm's lanes for a vector of `elems` elements and
+ * `bytes` bytes: min(the smallest region, elems, max(1, bytes / lane_bytes)). */
+long long agx_ar_lanes(long long elems, long long bytes, int lane_bytes, int min_size);
 int agx_ar_node_nbufs(const agx_regions *R);
 /* dissemination_radix (agx's; SharedNotify Sec. III's partial results in base k): every
  * rank of a node holds the node's running result. Round 0: a flat exchange in each region

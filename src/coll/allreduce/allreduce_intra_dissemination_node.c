@@ -43,8 +43,7 @@ int agx_allreduce_intra_dissemination_node(const agx_args *a)
         return agx_ar_exec_flat(a, agx_build_ar_dissemination);
     MPI_Count size;
     MPI_Type_size_x(a->u.ar.type, &size);
-    long long bytes = (long long)a->u.ar.count * size, nl = bytes / lane_bytes;
-    nl = nl < 1 ? 1 : nl > R->min_size ? R->min_size : nl > n ? n : nl;
+    long long nl = agx_ar_lanes(n, (long long)a->u.ar.count * size, lane_bytes, R->min_size);
     if ((rc = agx_locality_sched(a->ctx, R, agx_order_regions, agx_build_ar_dissemination_node, (int)nl, &s,
                                  &ord)) != MPI_SUCCESS)
         return rc;

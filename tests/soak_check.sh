@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The soak before a release (ctest -L soak): test_stress's random calls, many of them,
+# on a loaded machine (two busy processes), on every shape the node-shared protocols
+# take: one region, regions of 2 (even and uneven), emulated nodes, then the same on
+# MPICH (its own build of agx, BUILD/mpich). AGX_SOAK_CALLS (default 20000) per shape.
+#   tests/soak_check.sh SRC BUILD TEST_STRESS
+set -u
+src=$1 build=$2 prog=$3 calls=${AGX_SOAK_CALLS:-20000}
+load="$src/tests/stress_check.sh 2"
+run="$src/tools/agxrun --timeout 3000"
+fail=0
+step() { echo "== $*"; "$@" || { echo "FAIL: $*"; fail=1; }; }
+step $load $run -n 3 "$prog" --calls "$calls"
+step $load env AGX_REGION_SIZE=2 $run -n 4 "$prog" --calls "$calls"
+step $load env AGX_REGION_SIZE=2 $run -n 7 "$prog" --calls "$calls"
+step $load $run -n 6 --nodes 3 "$prog" --calls "$calls"
+if command -v mpicc.mpich >/dev/null; then
+  b=$build/mpich
+  cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich -DAGX_PC_MPI=mpich \
+    > "$b.log" 2>&1 && cmake --build "$b" -j 2 --target test_stress >> "$b.log" 2>&1 ||
+    { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
+  step $load env AGX_REGION_SIZE=2 $run --mpi mpich -n 4 "$b/bin/test_stress" --calls "$((calls / 4))"
+  step $load $run --mpi mpich -n 4 --nodes 2 "$b/bin/test_stress" --calls "$((calls / 4))"
+fi
+exit $fail
