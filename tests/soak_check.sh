@@ -2,7 +2,9 @@
 # The soak before a release (ctest -L soak): test_stress's random calls, many of them,
 # on a loaded machine (two busy processes), on every shape the node-shared protocols
 # take: one region, regions of 2 (even and uneven), emulated nodes, then the same on
-# MPICH (its own build of agx, BUILD/mpich). AGX_SOAK_CALLS (default 20000) per shape.
+# MPICH (its own build of agx, BUILD/mpich); then test_nbc's outstanding non-blocking and
+# persistent calls (AGX_SOAK_CALLS / 20 rounds of 2-8 calls), agx's, handed to MPI and
+# through the preload. AGX_SOAK_CALLS (default 20000) per shape.
 #   tests/soak_check.sh SRC BUILD TEST_STRESS
 set -u
 src=$1 build=$2 prog=$3 calls=${AGX_SOAK_CALLS:-20000}
@@ -14,12 +16,20 @@ step $load $run -n 3 "$prog" --calls "$calls"
 step $load env AGX_REGION_SIZE=2 $run -n 4 "$prog" --calls "$calls"
 step $load env AGX_REGION_SIZE=2 $run -n 7 "$prog" --calls "$calls"
 step $load $run -n 6 --nodes 3 "$prog" --calls "$calls"
+nbc=$(dirname "$prog")/test_nbc rounds=$((calls / 20))
+step $load env AGX_REGION_SIZE=2 $run -n 5 "$nbc" --rounds "$rounds"
+step $load env AGX_REGION_SIZE=2 AGX_PROGRESS_THREAD=1 $run -n 4 --threads "$nbc" --rounds "$rounds"
+step $load env AGX_REGION_SIZE=2 AGX_PROGRESS_THREAD=1 $run -n 4 --threads --preload "$build/lib/libagx-preload.so" "$nbc" \
+  --mpi --rounds "$rounds"
 if command -v mpicc.mpich >/dev/null; then
   b=$build/mpich
   cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich -DAGX_PC_MPI=mpich \
-    > "$b.log" 2>&1 && cmake --build "$b" -j 2 --target test_stress >> "$b.log" 2>&1 ||
+    > "$b.log" 2>&1 && cmake --build "$b" -j 2 --target test_stress test_nbc agx-preload >> "$b.log" 2>&1 ||
     { tail -20 "$b.log"; echo "FAIL: building agx with MPICH"; exit 1; }
   step $load env AGX_REGION_SIZE=2 $run --mpi mpich -n 4 "$b/bin/test_stress" --calls "$((calls / 4))"
   step $load $run --mpi mpich -n 4 --nodes 2 "$b/bin/test_stress" --calls "$((calls / 4))"
+  step $load env AGX_PROGRESS_THREAD=1 $run --mpi mpich -n 3 "$b/bin/test_nbc" --rounds "$((rounds / 4))"
+  step $load env AGX_PROGRESS_THREAD=1 $run --mpi mpich -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/test_nbc" \
+    --mpi --rounds "$((rounds / 4))"
 fi
 exit $fail

@@ -20,8 +20,9 @@ int agx_ag_prepare_intra(agx_args *a, const char *fn);
  * plans, else the library's call: lib(larg) at each start (larg taken over, freed). An
  * init (persistent) is agreed over the communicator; a non-blocking call starts at once. */
 /* The opening of a request call: req checked and cleared, a->request set, the call begun
- * (a->ctx NULL: the code returned is final, no request can be made). */
-int agx_request_begin(agx_args *a, const char *fn, agx_request *req);
+ * (a->ctx NULL: the code returned is final, no request can be made); an init (persistent)
+ * first posts the collectives earlier requests queued (agx_req_flush): it agrees. */
+int agx_request_begin(agx_args *a, int persistent, const char *fn, agx_request *req);
 /* A copy of the library call's n-byte arguments (NULL, and *rc set if it was success,
  * when out of memory). */
 void *agx_lib_arg(const void *src, size_t n, int *rc, const char *fn);

@@ -229,12 +229,11 @@ int agx_intergroup_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 typedef struct {
     agx_ag_args g;
     agx_op op;
-    MPI_Comm comm;
     int rank, p;
     long long bytes;
 } ag_lib;
 
-static int ag_lib_start(void *arg, MPI_Request *r)
+static int ag_lib_start(void *arg, MPI_Comm comm, MPI_Request *r)
 {
     const ag_lib *l = arg;
     const agx_ag_args *g = &l->g;
@@ -243,25 +242,25 @@ static int ag_lib_start(void *arg, MPI_Request *r)
         return MPI_SUCCESS;
     if (l->op == AGX_OP_ALLGATHER)
         return PMPI_Iallgather(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcount, g->recvtype,
-                               l->comm, r);
+                               comm, r);
     if (l->p == 1 && l->bytes > 0 && g->sendbuf != MPI_IN_PLACE) /* intra (bytes known) */
         return agx_localcopy(g->sendbuf, g->sendcount, g->sendtype,
                              (char *)g->recvbuf + (MPI_Aint)g->displs[0] * g->blk.extent, g->recvcounts[0],
                              g->recvtype);
     return PMPI_Iallgatherv(g->sendbuf, g->sendcount, g->sendtype, g->recvbuf, g->recvcounts, g->displs,
-                            g->recvtype, l->comm, r);
+                            g->recvtype, comm, r);
 }
 
 static int allgather_request(agx_args *a, int persistent, const char *fn, agx_request *req)
 {
-    int rc = agx_request_begin(a, fn, req);
+    int rc = agx_request_begin(a, persistent, fn, req);
     if (!a->ctx)
         return rc;
     a->msg_bytes = -1; /* an inter-communicator: the library's call, whatever the sizes */
     if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA && (rc = check_args(a, -1, fn)) == MPI_SUCCESS &&
         (rc = layout(a, fn)) == MPI_SUCCESS)
         rc = agx_choose(a);
-    ag_lib l0 = {.g = a->u.ag, .op = a->op, .comm = a->comm, .rank = a->rank, .p = a->p, .bytes = a->msg_bytes};
+    ag_lib l0 = {.g = a->u.ag, .op = a->op, .rank = a->rank, .p = a->p, .bytes = a->msg_bytes};
     ag_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
     return agx_api_request(a, persistent, rc, ag_lib_start, l, fn, req);
 }

@@ -83,23 +83,22 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
  * it is one schedule (.plans), else the library's MPI_Iallreduce at each start ---- */
 typedef struct {
     agx_ar_args g;
-    MPI_Comm comm;
 } ar_lib;
 
-static int ar_lib_start(void *arg, MPI_Request *r)
+static int ar_lib_start(void *arg, MPI_Comm comm, MPI_Request *r)
 {
     const ar_lib *l = arg;
-    return PMPI_Iallreduce(l->g.sendbuf, l->g.recvbuf, l->g.count, l->g.type, l->g.op, l->comm, r);
+    return PMPI_Iallreduce(l->g.sendbuf, l->g.recvbuf, l->g.count, l->g.type, l->g.op, comm, r);
 }
 
 static int allreduce_request(agx_args *a, int persistent, const char *fn, agx_request *req)
 {
-    int rc = agx_request_begin(a, fn, req);
+    int rc = agx_request_begin(a, persistent, fn, req);
     if (!a->ctx)
         return rc;
     if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA && (rc = check_args(a, fn)) == MPI_SUCCESS)
         rc = agx_choose(a);
-    ar_lib l0 = {.g = a->u.ar, .comm = a->comm};
+    ar_lib l0 = {.g = a->u.ar};
     ar_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
     return agx_api_request(a, persistent, rc, ar_lib_start, l, fn, req);
 }

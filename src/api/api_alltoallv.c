@@ -193,21 +193,20 @@ static int summarise(agx_args *a, unsigned long long *sum, unsigned long long ha
  * init, or the non-blocking call's agreement, on every rank ---- */
 typedef struct {
     agx_a2a_args g;
-    MPI_Comm comm;
 } a2a_lib;
 
-static int a2a_lib_start(void *arg, MPI_Request *r)
+static int a2a_lib_start(void *arg, MPI_Comm comm, MPI_Request *r)
 {
     const agx_a2a_args *g = &((const a2a_lib *)arg)->g;
     return PMPI_Ialltoallv(g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, g->recvbuf, g->recvcounts,
-                           g->rdispls, g->recvtype, ((const a2a_lib *)arg)->comm, r);
+                           g->rdispls, g->recvtype, comm, r);
 }
 
 /* A request of the library's call, or of the plan the chosen kernel makes (a->alg set by
  * an init's choice), on the arguments as checked (rc). */
 static int make_request(agx_args *a, int persistent, int rc, const char *fn, agx_request *req)
 {
-    a2a_lib l0 = {.g = a->u.a2a, .comm = a->comm};
+    a2a_lib l0 = {.g = a->u.a2a};
     a2a_lib *l = agx_lib_arg(&l0, sizeof l0, &rc, fn);
     return agx_api_request(a, persistent, rc, a2a_lib_start, l, fn, req);
 }
@@ -222,7 +221,7 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
     long long changed = 0;
     int rc;
     if (req) {
-        if ((rc = agx_request_begin(a, fn, req)) != MPI_SUCCESS || a->kind == AGX_KIND_INTER)
+        if ((rc = agx_request_begin(a, 1, fn, req)) != MPI_SUCCESS || a->kind == AGX_KIND_INTER)
             return a->ctx ? make_request(a, 1, rc, fn, req) : rc;
     } else {
         agx_coll_install();
@@ -273,7 +272,7 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
  * the blocking call does (the pattern agreement would block a non-blocking call) */
 static int alltoallv_request(agx_args *a, const char *fn, agx_request *req)
 {
-    int rc = agx_request_begin(a, fn, req);
+    int rc = agx_request_begin(a, 0, fn, req);
     if (!a->ctx)
         return rc;
     if (rc == MPI_SUCCESS && a->kind == AGX_KIND_INTRA)

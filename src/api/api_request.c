@@ -60,7 +60,7 @@ int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, v
     if (persistent && agreed)
         rc = agx_agree(a->comm, a->rank, rc, NULL, 0, fn, "could not make its request");
     else if (agreed && a->kind == AGX_KIND_INTRA && a->p > 1)
-        rc = rc == MPI_SUCCESS ? agx_req_gate(r, a->comm) : agx_req_gate_failed(a->comm, rc);
+        rc = rc == MPI_SUCCESS ? agx_req_gate(r, a->comm) : agx_req_gate_failed(a->ctx, a->comm, rc);
     if (rc == MPI_SUCCESS && !persistent)
         rc = agx_req_start(r);
     if (rc != MPI_SUCCESS && r)
@@ -69,14 +69,17 @@ int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, v
     return rc;
 }
 
-int agx_request_begin(agx_args *a, const char *fn, agx_request *req)
+int agx_request_begin(agx_args *a, int persistent, const char *fn, agx_request *req)
 {
     if (!req)
         return agx_error(MPI_ERR_REQUEST, "%s: request is NULL", fn);
     *req = AGX_REQUEST_NULL;
     a->request = 1;
     agx_coll_install();
-    return agx_call_begin(a, fn);
+    int rc = agx_call_begin(a, fn);
+    if (rc == MPI_SUCCESS && persistent) /* an init agrees (blocking) on pcomm: the queued requests' first */
+        agx_req_flush(a->ctx);
+    return rc;
 }
 
 void *agx_lib_arg(const void *src, size_t n, int *rc, const char *fn)

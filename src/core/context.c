@@ -73,6 +73,7 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
     size_t want[2] = {data, meta};
     if (data > ctx->scratch_size[0] || meta > ctx->scratch_size[1]) {
         int mine = MPI_SUCCESS;
+        agx_req_flush(ctx); /* an agreement on pcomm follows: the requests' queued collectives first */
         for (int i = 0; i < 2; i++)
             if (want[i] > ctx->scratch_size[i]) {
                 free(ctx->scratch[i]);

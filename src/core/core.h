@@ -78,6 +78,8 @@ struct agx_ctx {
     void *scratch[2];          /* agx_ctx_scratch: data, and per-rank tables, kept between */
     size_t scratch_size[2];    /* calls (the same sizes on every rank) */
     unsigned req_seq;          /* requests made on it: each gets its own tag (agx_req_tag) */
+    agx_req *lq_head, *lq_tail; /* requests whose agreement or library call is not yet
+                                 * posted on pcomm, in call order (src/core/request_lib.c) */
     int check_args;            /* AGX_CHECK_ARGS: collective calls agree on their arguments
                                 * first (read when the context is made) */
     agx_slot slot[AGX_SLOT_LAST];
@@ -267,19 +269,22 @@ void agx_plan_free(agx_plan *p);
  * non-blocking call, which lib_start posts at each start (arg: freed with the request).
  * Progress: agx_req_test / wait, starts and the engine's waits advance every active
  * request (agx_req_progress); AGX_PROGRESS_THREAD=1 adds a thread. */
-typedef int (*agx_lib_start_fn)(void *arg, MPI_Request *req);
+typedef int (*agx_lib_start_fn)(void *arg, MPI_Comm comm, MPI_Request *req);
 int agx_req_new(agx_ctx *ctx, MPI_Comm user, const char *fn, int persistent, agx_req **out);
 void agx_req_set_plan(agx_req *r, agx_plan *p);
 void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg);
 int agx_req_start(agx_req *r);
 /* A non-blocking request's agreement (docs/algorithms.md "Errors"): before agx_req_start,
- * post an MPI_Iallreduce of "made it" over comm; round 0 is posted when every rank made
- * its request, and the request completes with the error where one did not. A rank that
- * could not make its request calls agx_req_gate_failed with its code instead: it joins
- * the same reduction, waits for it (advancing the active requests meanwhile) and returns
- * rc. Every rank of comm takes one part or the other at the same call. */
+ * an MPI_Iallreduce of "made it" over comm (the context's pcomm), queued with the
+ * context's other collectives (request_lib.c) and posted in call order; round 0 or the
+ * library's call is posted when every rank made its request, and the request completes
+ * with the error where one did not. A rank that could not make its request calls
+ * agx_req_gate_failed with its code instead: it posts the queue, joins the same
+ * reduction, waits for it (advancing the active requests meanwhile) and returns rc. Every
+ * rank of comm takes one part or the other at the same call. The library's call of a
+ * request (agx_req_set_lib) is posted on the context's pcomm. */
 int agx_req_gate(agx_req *r, MPI_Comm comm);
-int agx_req_gate_failed(MPI_Comm comm, int rc);
+int agx_req_gate_failed(agx_ctx *ctx, MPI_Comm comm, int rc);
 int agx_req_test(agx_req *r, int *flag);
 int agx_req_wait(agx_req *r);
 int agx_req_free(agx_req *r);         /* MPI_ERR_REQUEST while active */
@@ -292,12 +297,17 @@ int agx_progress_thread_on(void);  /* starts it (AGX_PROGRESS_THREAD) if not ask
  * thread completes with it; freed (with r) when MPI reports it. Needs the thread. */
 int agx_req_to_mpi(agx_req *r, MPI_Request *out);
 /* MPI_Comm_free of ctx's communicator: its requests can no longer start. */
-void agx_req_orphan(const agx_ctx *ctx);
+void agx_req_orphan(agx_ctx *ctx);
 /* The tag of the next request on ctx: requests on one communicator never match each
  * other's messages, whatever order their rounds interleave in (every rank makes them in
- * the same order, as MPI requires of collective calls). */
+ * the same order, as MPI requires of collective calls). 2^30 tags from 65536 where
+ * MPI_TAG_UB allows (Open MPI, MPICH, SMPI), else 8192 from 1024. */
 int agx_req_tag(agx_ctx *ctx);
-#define AGX_REQ_TAG0 1024
-#define AGX_REQ_TAGS 8192
+/* Every agreement and library call of ctx's requests that is still queued, posted (in call
+ * order, waiting for their agreements as needed, advancing the active requests meanwhile):
+ * called before any blocking collective on ctx->pcomm, so that every process posts that
+ * communicator's collectives in one order (src/core/request_lib.c). Cheap when none is
+ * queued. */
+void agx_req_flush(agx_ctx *ctx);
 
 #endif

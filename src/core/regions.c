@@ -44,6 +44,7 @@ int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out)
         *out = ctx->reg;
         return MPI_SUCCESS;
     }
+    agx_req_flush(ctx); /* collectives on pcomm follow: the requests' queued ones first */
     label = malloc(sizeof(int) * (size_t)ctx->p);
     agx_regions *R = calloc(1, sizeof *R);
     if (!label || !R) {

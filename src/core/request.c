@@ -32,12 +32,18 @@ static int thread_idle;    /* the thread waits for a start */
 static atomic_uint driven; /* progress calls made by the program's threads (progress_main) */
 #define BACKOFF_NS 100000  /* how long the thread steps aside for them */
 
-/* Post the plan's round 0 or the library's call. */
-static int begin(agx_req *r) { return r->plan ? agx_plan_start(r->plan) : r->lib_start(r->lib_arg, &r->lib); }
+/* Post the plan's round 0, or queue the request's collectives (request_lib.c posts its
+ * agreement and the library's call in call order; a gated plan posts round 0 when its
+ * agreement completes). */
+static int begin(agx_req *r)
+{
+    if (r->plan && !r->gate_post)
+        return agx_plan_start(r->plan);
+    agx_lib_enqueue(r);
+    return MPI_SUCCESS;
+}
 
-/* The gate of r (agx_req_gate): *pending while its reduction runs; then the error where
- * a rank could not make its request, else what posting round 0 returned. */
-static int pass_gate(agx_req *r, int block, int *pending)
+int agx_req_gate_open(agx_req *r, int block, int *pending)
 {
     int flag = 1, rc = block ? PMPI_Wait(&r->gate, MPI_STATUS_IGNORE) : PMPI_Test(&r->gate, &flag, MPI_STATUS_IGNORE);
     *pending = rc == MPI_SUCCESS && !flag;
@@ -47,15 +53,38 @@ static int pass_gate(agx_req *r, int block, int *pending)
     if (rc == MPI_SUCCESS && r->gate_any != MPI_SUCCESS)
         return agx_error(r->gate_any, "%s: another rank could not make its request (error class %d there), so "
                          "no rank runs it", r->fn, r->gate_any);
-    return rc == MPI_SUCCESS ? begin(r) : rc;
+    return rc;
+}
+
+void agx_req_finish(agx_req *r, int rc)
+{
+    r->rc = rc;
+    r->state = AGX_REQ_COMPLETE;
+    atomic_fetch_sub(&nactive, 1);
+    agx_req_mpi_completed(r); /* handed to MPI: its handle completes too */
 }
 
 /* Advance r (agx_req_lock held), or (block) complete it; 1 when it completed now. */
 static int step(agx_req *r, int block)
 {
     int done = 0, rc = MPI_SUCCESS, pending = 0;
-    if (r->gate != MPI_REQUEST_NULL && ((rc = pass_gate(r, block, &pending)) != MPI_SUCCESS || pending))
+    while (r->queued) { /* its collectives wait for the requests before it, or its agreement */
+        agx_lib_pump(r->ctx);
+        if (r->state != AGX_REQ_ACTIVE)
+            return 1; /* completed there: its agreement failed */
+        if (!block && r->queued)
+            return 0;
+    }
+    if (r->plan && r->gate != MPI_REQUEST_NULL) { /* round 0 once every rank made the request */
+        rc = agx_req_gate_open(r, block, &pending);
+        if (pending)
+            return 0;
+        if (rc == MPI_SUCCESS)
+            rc = agx_plan_start(r->plan);
         done = rc != MPI_SUCCESS;
+    }
+    if (done)
+        ;
     else if (r->plan)
         rc = agx_plan_step(r->plan, block, &done);
     else {
@@ -64,12 +93,8 @@ static int step(agx_req *r, int block)
         done = done || block;
         done = done || rc != MPI_SUCCESS;
     }
-    if (done) {
-        r->rc = rc;
-        r->state = AGX_REQ_COMPLETE;
-        atomic_fetch_sub(&nactive, 1);
-        agx_req_mpi_completed(r); /* handed to MPI: its handle completes too */
-    }
+    if (done)
+        agx_req_finish(r, rc);
     return done;
 }
 
@@ -230,15 +255,18 @@ void agx_req_set_plan(agx_req *r, agx_plan *p) { r->plan = p; }
 
 int agx_req_gate(agx_req *r, MPI_Comm comm)
 {
+    (void)comm; /* the context's pcomm, where request_lib.c posts it in call order */
     r->gate_mine = MPI_SUCCESS;
-    return PMPI_Iallreduce(&r->gate_mine, &r->gate_any, 1, MPI_INT, MPI_MAX, comm, &r->gate);
+    r->gate_post = 1;
+    return MPI_SUCCESS;
 }
 
-int agx_req_gate_failed(MPI_Comm comm, int rc)
+int agx_req_gate_failed(agx_ctx *ctx, MPI_Comm comm, int rc)
 {
     int mine = MPI_ERR_OTHER, any, flag = 0;
     MPI_Error_class(rc, &mine);
     MPI_Request g;
+    agx_req_flush(ctx); /* the earlier requests' collectives first, as on the other ranks */
     if (PMPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, comm, &g) != MPI_SUCCESS)
         return rc;
     while (PMPI_Test(&g, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag)
@@ -252,7 +280,18 @@ void agx_req_set_lib(agx_req *r, agx_lib_start_fn start, void *arg)
     r->lib_arg = arg;
 }
 
-int agx_req_tag(agx_ctx *ctx) { return AGX_REQ_TAG0 + (int)(ctx->req_seq++ % AGX_REQ_TAGS); }
+int agx_req_tag(agx_ctx *ctx)
+{
+    static int first, span; /* the same on every process: MPI_TAG_UB is the library's */
+    if (!span) {
+        int *ub = NULL, flag = 0;
+        PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        long long top = flag && ub ? *ub : 32767;
+        first = top >= 65536 + (1 << 20) ? 65536 : 1024;
+        span = first == 65536 ? (int)(top - 65536 + 1 < (1 << 30) ? top - 65536 + 1 : 1 << 30) : 8192;
+    }
+    return first + (int)(ctx->req_seq++ % (unsigned)span);
+}
 
 MPI_Comm agx_req_comm(const agx_req *r) { return r->ctx ? r->user : MPI_COMM_SELF; }
 
@@ -268,10 +307,12 @@ int agx_req_start(agx_req *r)
         rc = agx_error(MPI_ERR_REQUEST, "agx_start: this %s request is active (started and not yet completed by "
                        "agx_wait or agx_test)", r->fn);
     else if ((rc = agx_req_mpi_started(r)) == MPI_SUCCESS) {
-        rc = r->gate != MPI_REQUEST_NULL ? MPI_SUCCESS : begin(r); /* gated: round 0 when it opens */
+        rc = begin(r);
         if (rc == MPI_SUCCESS) { /* round 0 is posted; it advances at the next agx call */
             r->state = AGX_REQ_ACTIVE;
             atomic_fetch_add(&nactive, 1);
+            if (r->queued) /* its agreement posted now if nothing is before it */
+                agx_lib_pump(r->ctx);
             agx_req_wake();
         } else if (r->handed) /* its MPI handle was started: it completes, failed */
             agx_relay_fire(&r->relay, 1);
@@ -345,8 +386,27 @@ int agx_req_free(agx_req *r)
     return MPI_SUCCESS;
 }
 
-void agx_req_orphan(const agx_ctx *ctx)
+void agx_req_flush(agx_ctx *ctx)
 {
+    if (!ctx || !__atomic_load_n(&ctx->lq_head, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&agx_req_lock);
+    agx_lib_pump(ctx);
+    while (ctx->lq_head) { /* an agreement runs: advance everything meanwhile */
+        atomic_fetch_add(&driven, 1);
+        progress_locked();
+        if (ctx->lq_head) {
+            pthread_mutex_unlock(&agx_req_lock);
+            sched_yield();
+            pthread_mutex_lock(&agx_req_lock);
+        }
+    }
+    pthread_mutex_unlock(&agx_req_lock);
+}
+
+void agx_req_orphan(agx_ctx *ctx)
+{
+    agx_req_flush(ctx); /* the queued collectives posted while pcomm lives */
     pthread_mutex_lock(&agx_req_lock);
     for (agx_req *r = all; r; r = r->next)
         if (r->ctx == ctx)

@@ -33,8 +33,11 @@ struct agx_req {
     agx_relay relay;          /* persistent, made while the progress thread runs: its MPI handle */
     int handed;               /* persistent and handed to MPI: each completion fires the relay */
     MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
+    int gate_post;            /* the reduction is still to be posted (queued) */
     int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */
     atomic_int dead;          /* MPI reported greq: free at the next sweep (set without the lock) */
+    int queued;               /* started, in ctx's queue: its library call not yet posted */
+    struct agx_req *lq_next;  /* the next in that queue */
     struct agx_req *prev, *next; /* every request (orphaned at MPI_Comm_free) */
 };
 enum { AGX_REQ_INACTIVE, AGX_REQ_ACTIVE, AGX_REQ_COMPLETE };
@@ -47,6 +50,17 @@ extern pthread_mutex_t agx_req_lock;
 extern pthread_cond_t agx_req_cond;
 void agx_req_sweep(void);         /* free the requests MPI reported */
 void agx_req_wake(void);          /* a start: wake the progress thread if it waits for one */
+
+/* request.c (lock held): r's start completed with rc (off the active list; its MPI handle,
+ * if any, completes too); r's agreement: its code once it completed (*pending while not). */
+void agx_req_finish(agx_req *r, int rc);
+int agx_req_gate_open(agx_req *r, int block, int *pending);
+
+/* request_lib.c (lock held): the context's queue of collectives on its pcomm (its
+ * requests' agreements and library calls, in call order). enqueue: r started (the caller
+ * then pumps); pump: post what can be posted without waiting. */
+void agx_lib_enqueue(agx_req *r);
+void agx_lib_pump(agx_ctx *ctx);
 
 /* request_mpi.c (lock held): the relay of a new persistent request; its message (failed:
  * one byte, which the zero-byte receive reports as MPI_ERR_TRUNCATE); what a start and a

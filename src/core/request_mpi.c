@@ -91,10 +91,39 @@ int agx_relay_make(agx_relay *rl)
     return rc;
 }
 
+#ifdef MPICH
+/* MPICH 4.0.2: a thread blocked in MPI_Wait on a receive from itself on a duplicate of
+ * MPI_COMM_SELF is not woken by another thread's send that completes it (measured: a
+ * zero-byte MPI_Send from a second thread, the waiter still waiting seconds later, where
+ * MPI_Test polling sees it at once); completing a generalized request wakes it. */
+static int poke_query(void *e, MPI_Status *st)
+{
+    (void)e;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    return MPI_SUCCESS;
+}
+static int poke_free(void *e) { return (void)e, MPI_SUCCESS; }
+static int poke_cancel(void *e, int c) { return (void)e, (void)c, MPI_SUCCESS; }
+
+static void wake_waiters(void)
+{
+    MPI_Request g;
+    if (MPI_Grequest_start(poke_query, poke_free, poke_cancel, NULL, &g) == MPI_SUCCESS) {
+        MPI_Grequest_complete(g);
+        PMPI_Request_free(&g);
+    }
+}
+#else
+static void wake_waiters(void) {}
+#endif
+
 int agx_relay_fire(agx_relay *rl, int failed)
 {
     static char byte;
-    return PMPI_Send(&byte, failed ? 1 : 0, MPI_BYTE, 0, rl->slot % per, comms[rl->slot / per]);
+    int rc = PMPI_Send(&byte, failed ? 1 : 0, MPI_BYTE, 0, rl->slot % per, comms[rl->slot / per]);
+    wake_waiters();
+    return rc;
 }
 
 void agx_relay_free(agx_relay *rl)
@@ -121,7 +150,10 @@ void agx_req_mpi_completed(agx_req *r)
     agx_relay_fire(&r->relay, r->rc != MPI_SUCCESS);
 }
 
-/* The generalized request's callbacks: its status carries the request's code; freeing it
+/* The generalized request's callbacks: its status carries the request's own code in
+ * MPI_ERROR (MPI leaves that field to the query function, and MPICH 4.0.2 reads it in
+ * MPI_Waitall / MPI_Testsome: unset, it reported "see the MPI_ERROR field" with no
+ * error), no elements and not cancelled, as MPI's collectives report; freeing it
  * (MPI_Wait & co. completed it) frees the agx request. */
 static int greq_query(void *extra, MPI_Status *st)
 {
@@ -130,6 +162,7 @@ static int greq_query(void *extra, MPI_Status *st)
     MPI_Status_set_cancelled(st, 0);
     st->MPI_SOURCE = MPI_UNDEFINED;
     st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_ERROR = r->rc;
     return r->rc;
 }
 

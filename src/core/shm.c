@@ -137,6 +137,8 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx
 {
     int rc;
     *out = NULL;
+    if (!ctx->shm[which] || (ctx->shm[which]->usable && bytes > ctx->shm[which]->size))
+        agx_req_flush(ctx); /* collectives on pcomm follow: the requests' queued ones first */
     if (!ctx->shm[which]) {
         agx_shm *m = calloc(1, sizeof *m);
         int mine = m ? MPI_SUCCESS : agx_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);

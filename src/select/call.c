@@ -56,6 +56,8 @@ int agx_call_begin(agx_args *a, const char *fn)
     a->comm = ctx->pcomm;
     a->rank = ctx->rank;
     a->p = ctx->p;
+    if (!a->request) /* a blocking call posts on pcomm in program order: the queued requests' first */
+        agx_req_flush(ctx);
     return MPI_SUCCESS;
 }
 

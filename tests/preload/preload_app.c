@@ -13,14 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(OPEN_MPI) && MPI_VERSION < 4
-#include <mpi-ext.h>
-#endif
-#if MPI_VERSION >= 4
-#define INIT(name) MPI_##name##_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define INIT(name) MPIX_##name##_init
-#endif
+#include "../mpi/mpi4init.h"
 
 static int rank, size, fails, checks;
 
