@@ -136,6 +136,7 @@ static void allgather_remember(const agx_args *a)
     const agx_pat *pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     /* a PAT session without its thread decides per epoch (agx_pat_predict): no memo */
     m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared && !(pat && !pat->threaded) &&
+               !a->learn && /* a learning window's candidate changes from call to call */
                agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
     if (!m->valid)
         return;
@@ -162,12 +163,12 @@ static int allgather_family(agx_args *a, int color, const char *fn)
         if (local != MPI_SUCCESS || (rc = layout(a, fn)) != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
             return local != MPI_SUCCESS ? local : rc;
         allgather_remember(a);
-        return a->alg->fn(a);
+        return agx_run(a);
     }
     a->u.ag.io = &io;
     rc = agx_ig_call(a, ctx->kind == AGX_KIND_INTER ? -1 : color > 0, local, inter_prepare, fn);
     if (rc == MPI_SUCCESS)
-        rc = a->alg->fn(a);
+        rc = agx_run(a);
     return agx_ig_io_end(a, &io, rc);
 }
 
@@ -179,6 +180,7 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx))) {
         agx_args a = m->a;
+        agx_req_flush(ctx); /* its algorithm may post a collective on pcomm (native) */
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
         a.u.ag.blk.buf = recvbuf;

@@ -68,7 +68,7 @@ static int allreduce(agx_args *a, const char *fn)
         rc = agree_args(a, rc, fn);
     if (rc != MPI_SUCCESS || (rc = agx_choose(a)) != MPI_SUCCESS)
         return rc;
-    return a->alg->fn(a);
+    return agx_run(a);
 }
 
 int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,

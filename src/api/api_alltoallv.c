@@ -134,15 +134,12 @@ static int local_side(agx_args *a, char **tmp, unsigned long long *sum, unsigned
     return MPI_SUCCESS;
 }
 
-/* One allreduce of (class << 32 | rank) of any failing rank: the same verdict everywhere.
- * Returns the code to return here: mine, a new one naming the failing rank, or success. */
-static int agree(agx_args *a, int mine, long long extra_in, long long *extra_out, const char *fn, const char *why)
+/* One allreduce of (class << 32 | rank) of any failing rank: the same verdict everywhere,
+ * and the maxima of v[0..n). Returns the code to return here: mine, a new one naming the
+ * failing rank, or success. */
+static int agree(agx_args *a, int mine, long long *v, int n, const char *fn, const char *why)
 {
-    long long v = extra_in;
-    int rc = agx_agree(a->comm, a->rank, mine, &v, 1, fn, why);
-    if (extra_out)
-        *extra_out = v;
-    return rc;
+    return agx_agree(a->comm, a->rank, mine, v, n, fn, why);
 }
 
 /* Step 2: the per-receiver summary, checked by each receiver, becomes the cached pattern. */
@@ -173,7 +170,7 @@ static int summarise(agx_args *a, unsigned long long *sum, unsigned long long ha
         ns[j] = (int)tot[j];
     if (mine == MPI_SUCCESS && agx_a2a_pattern_init(st->pattern, p, ns))
         mine = agx_error(MPI_ERR_NO_MEM, "agx_alltoallv: out of memory for the pattern");
-    rc = agree(a, mine, 0, NULL, fn, "receives sizes that do not match what is sent to it");
+    rc = agree(a, mine, NULL, 0, fn, "receives sizes that do not match what is sent to it");
     if (rc != MPI_SUCCESS) {
         if (st->pattern)
             agx_a2a_pattern_free(st->pattern);
@@ -228,7 +225,7 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
         if ((rc = agx_call_begin(a, fn)) != MPI_SUCCESS)
             return rc;
         if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
-            return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : a->alg->fn(a);
+            return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : agx_run(a);
     }
     agx_ctx *ctx = a->ctx;
     size_t p = (size_t)a->p;
@@ -241,15 +238,19 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
         local = local_side(a, &tmp, sum, &hash, fn);
     }
     agx_a2a_state *st = agx_ctx_slot(ctx, AGX_SLOT_A2A); /* NULL: no call read it yet */
-    rc = agree(a, local, local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), &changed, fn,
-               "has invalid arguments");
+    /* with the verdict: whether any rank's pairs changed, and the largest send size, the
+     * size the choice reads (each rank's own would let the ranks choose differently) */
+    long long v[2] = {local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), a->msg_bytes};
+    rc = agree(a, local, v, 2, fn, "has invalid arguments");
+    changed = v[0];
     if (rc == MPI_SUCCESS) {
+        a->msg_bytes = v[1];
         a->pattern = st->pattern;
         if (changed)
             rc = summarise(a, sum, hash, fn);
     }
     if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS && !req)
-        rc = a->alg->fn(a);
+        rc = agx_run(a);
     if (req)
         rc = make_request(a, 1, rc, fn, req);
     free(tmp);

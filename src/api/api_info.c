@@ -162,6 +162,17 @@ static void rules(FILE *out, const agx_sel *ctx)
             if (!t->nrules)
                 fprintf(out, "      %-40s -> native\n", "any");
         }
+    const char *ad = getenv("AGX_ADAPT");
+    fprintf(out, "  on-line choice (AGX_ADAPT=%s): %s\n", ad && *ad ? ad : "unset",
+            ctx->adapt == 0   ? "off: the rules above choose"
+            : ctx->adapt == 1 ? "where the default rule chooses, each class of calls times the default's "
+                                "choice, two runners-up and native over its first calls, then runs the winner "
+                                "(floating-point reductions keep the default's choice)"
+            : ctx->adapt == 2 ? "as AGX_ADAPT=1, floating-point reductions included (results may change bits)"
+                              : "malformed (0, 1 or any): every call the default rule would choose fails");
+    for (int op = 0; op < AGX_OP_LAST; op++)
+        for (int k = 0; k < AGX_KIND_LAST; k++)
+            agx_learn_print(ctx, (agx_op)op, (agx_kind)k, out);
 }
 
 int agx_print_info(MPI_Comm comm, FILE *out)

@@ -32,6 +32,7 @@ struct agx_req {
     MPI_Request greq;         /* non-blocking, handed to MPI: the generalized request completed with it */
     agx_relay relay;          /* persistent, made while the progress thread runs: its MPI handle */
     int handed;               /* persistent and handed to MPI: each completion fires the relay */
+    int relay_nb;             /* non-blocking, handed to MPI as a receive its completion fires */
     MPI_Request gate;         /* agx_req_gate's reduction, until it completes */
     int gate_post;            /* the reduction is still to be posted (queued) */
     int gate_mine, gate_any;  /* its input (0) and result (the largest error class) */

@@ -142,6 +142,13 @@ void agx_req_mpi_completed(agx_req *r)
 {
     if (r->greq != MPI_REQUEST_NULL)
         MPI_Grequest_complete(r->greq);
+    if (r->relay_nb) { /* a non-blocking one handed as a receive (MPICH): its message, then gone */
+        if (r->rc != MPI_SUCCESS)
+            agx_raise(agx_req_comm(r), r->rc);
+        agx_relay_fire(&r->relay, r->rc != MPI_SUCCESS);
+        atomic_store(&r->dead, 1); /* the program's completion call owns the receive; agx's part ends */
+        return;
+    }
     if (!r->handed)
         return;
     r->state = AGX_REQ_INACTIVE; /* MPI reports it: startable again */
@@ -150,6 +157,7 @@ void agx_req_mpi_completed(agx_req *r)
     agx_relay_fire(&r->relay, r->rc != MPI_SUCCESS);
 }
 
+#ifndef MPICH
 /* The generalized request's callbacks: its status carries the request's own code in
  * MPI_ERROR (MPI leaves that field to the query function, and MPICH 4.0.2 reads it in
  * MPI_Waitall / MPI_Testsome: unset, it reported "see the MPI_ERROR field" with no
@@ -183,6 +191,7 @@ static int greq_cancel(void *extra, int complete)
     (void)complete;
     return MPI_SUCCESS; /* a collective cannot be cancelled: MPI_Cancel has no effect */
 }
+#endif
 
 /* A persistent request: its relay is the handle; from now on each start posts it and
  * each completion fires it, and the request is inactive again at once (MPI reports it). */
@@ -199,6 +208,33 @@ static int persistent_to_mpi(agx_req *r, MPI_Request *out)
     return MPI_SUCCESS;
 }
 
+#ifdef MPICH
+/* MPICH 4.0.2's MPI_Waitall asserts on a generalized request that is not complete when the
+ * array also holds MPI_REQUEST_NULL ("generalized requests should already be finished",
+ * src/mpi/request/request_impl.c), and its MPI_Testsome mishandles them: under MPICH a
+ * non-blocking request is handed as a receive from this process on a relay communicator,
+ * which its completion fires (the class of a failure is lost: MPI_ERR_TRUNCATE). */
+static int nonblocking_to_mpi(agx_req *r, MPI_Request *out)
+{
+    int rc = agx_relay_make(&r->relay);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    PMPI_Request_free(&r->relay.req); /* the persistent one: this handle is a plain receive */
+    rc = PMPI_Irecv(NULL, 1, MPI_BYTE, 0, r->relay.slot % per, comms[r->relay.slot / per], out);
+    if (rc != MPI_SUCCESS) {
+        agx_relay_free(&r->relay);
+        return rc;
+    }
+    r->relay_nb = 1;
+    if (r->state == AGX_REQ_COMPLETE) /* completed before it was handed: fired now */
+        agx_req_mpi_completed(r);
+    else {
+        agx_req_wake();
+    }
+    return MPI_SUCCESS;
+}
+#endif
+
 int agx_req_to_mpi(agx_req *r, MPI_Request *out)
 {
     if (!agx_progress_thread_on())
@@ -210,6 +246,9 @@ int agx_req_to_mpi(agx_req *r, MPI_Request *out)
         pthread_mutex_unlock(&agx_req_lock);
         return rc;
     }
+#ifdef MPICH
+    int rc = nonblocking_to_mpi(r, out);
+#else
     int rc = MPI_Grequest_start(greq_query, greq_free, greq_cancel, r, &r->greq);
     if (rc == MPI_SUCCESS) {
         *out = r->greq;
@@ -218,6 +257,7 @@ int agx_req_to_mpi(agx_req *r, MPI_Request *out)
         else
             agx_req_wake();
     }
+#endif
     pthread_mutex_unlock(&agx_req_lock);
     return rc;
 }

@@ -74,6 +74,10 @@ int agx_preload_enabled(int op)
     return on[op];
 }
 
+/* The drop-in learns on the run by default: a call of the default rule's choice times its
+ * candidates, the library's own among them, over its first calls (AGX_ADAPT; unset only). */
+__attribute__((constructor)) static void adapt_by_default(void) { setenv("AGX_ADAPT", "1", 0); }
+
 #define enabled agx_preload_enabled
 #define count agx_preload_count
 

@@ -21,6 +21,7 @@ static void sel_free(void *p)
         agx_env_rules_free(sel->env_rules[op], sel->env_n[op]);
     }
     free(sel->rules_bad);
+    free(sel->learn);
     free(sel);
 }
 
@@ -96,6 +97,7 @@ int agx_sel_get(agx_ctx *ctx, agx_sel **out)
             sel->forced[k][op] = sel->env_forced[k][op] = -1;
     }
     sel->fallback = fallback_from_env(sel);
+    sel->adapt = agx_adapt_from_env();
     params_from_env(sel);
     int rc = choices_from_env(ctx, sel);
     if (rc != MPI_SUCCESS) {

@@ -107,7 +107,11 @@ static int file_or_default(agx_args *a, int *index)
     const agx_rule *row = a->sel->rules_on ? file_row(a) : NULL;
     if (!row) {
         *index = agx_select_rule(a);
-        verbose(a, *index, "default rule", NULL);
+        if (a->sel->adapt < 0)
+            return agx_error(MPI_ERR_ARG, "AGX_ADAPT='%s' in the environment is none of 0, 1, any",
+                             getenv("AGX_ADAPT"));
+        *index = agx_learn_pick(a, *index); /* AGX_ADAPT: the class's winner, or its window's candidate */
+        verbose(a, *index, a->learn ? "learning on the run" : "default rule", NULL);
         return MPI_SUCCESS;
     }
     const agx_alg *alg = agx_call_alg(a, row->kidx[a->kind]);
@@ -140,6 +144,7 @@ int agx_select(agx_args *a, int *index)
     agx_kind kind = a->kind;
 
     a->rule = NULL;
+    a->learn = NULL;
     /* The regions (a collective derivation, once per communicator) at the first choice on
      * every rank: a rule that asks for them only after a size test would derive them on
      * the ranks whose sizes pass it, and leave the others (alltoallv's sizes are each

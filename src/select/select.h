@@ -8,6 +8,7 @@
 #define AGX_SELECT_H
 
 #include "core.h"
+#include <stdio.h>
 #include "allreduce.h"
 #include "alltoallv.h"
 #include "intergroup.h"
@@ -90,6 +91,7 @@ typedef struct {
                            * algorithms that plan (agx_alg.plans) */
     agx_plan **plan;      /* set: the algorithm makes its plan here instead of running */
     int plan_tag;         /* the plan's tag (agx_req_tag) */
+    struct agx_learn *learn; /* the call is in its class's learning window: timed (adapt.c) */
     union {               /* the per-operation part */
         agx_ag_args ag;
         agx_a2a_args a2a;
@@ -236,6 +238,21 @@ typedef struct {
     const agx_rule *row; /* NULL: no row holds */
 } agx_file_memo;
 
+/* ---- on-line choice (src/select/adapt.c, adapt_out.c): one entry per class of calls ---- */
+#define AGX_LEARN_CANDS 4  /* the default's choice, two runners-up, native */
+#define AGX_LEARN_ROUNDS 6 /* per candidate: one unmeasured call, five timed */
+enum { AGX_LEARN_NEW, AGX_LEARN_RUNNING, AGX_LEARN_DONE };
+typedef struct agx_learn {
+    unsigned key;                 /* op, kind, size class, sub-class (adapt.c) */
+    signed char state, ncand, winner;
+    short cand[AGX_LEARN_CANDS];  /* table indices; cand[0] the default's choice */
+    int calls, p;                 /* calls of the window made; the communicator's size */
+    long long lo, hi;             /* the sizes seen in the window */
+    double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times, s */
+    double mean[AGX_LEARN_CANDS]; /* the agreed means over the ranks, s */
+    double window_s;              /* this rank's time in the window's calls */
+} agx_learn;
+
 #define AGX_MAX_ALGS 24 /* rows of one table */
 enum { AGX_FALLBACK_WARN = 0, AGX_FALLBACK_SILENT, AGX_FALLBACK_ERROR };
 typedef struct agx_sel {
@@ -263,6 +280,10 @@ typedef struct agx_sel {
      * pset 1: pval holds the value, -1: the value is malformed, 0: unset */
     signed char pset[AGX_OP_LAST][AGX_KIND_LAST][AGX_MAX_ALGS][AGX_MAX_PARAMS];
     int pval[AGX_OP_LAST][AGX_KIND_LAST][AGX_MAX_ALGS][AGX_MAX_PARAMS];
+    int adapt;                  /* AGX_ADAPT: 0 off, 1 candidates of the same bits, 2 any;
+                                 * -1 malformed (every call that would learn fails) */
+    agx_learn *learn;           /* the classes seen (adapt.c) */
+    int nlearn, caplearn;
 } agx_sel;
 /* The choice state of ctx, made (reading the environment) on first use. */
 int agx_sel_get(agx_ctx *ctx, agx_sel **out);
@@ -274,6 +295,19 @@ int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX
 /* The context of comm ready for collective calls: its choice state, the collective set-up
  * of the first call (private communicator, rules file agreed). */
 int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel);
+
+/* On-line choice (adapt.c): the algorithm a call of the default rule's choice `chosen`
+ * runs (the class's winner, or its window's candidate: a->learn set); agx_run runs a->alg,
+ * timing a window's call and deciding at its last (one reduction over the communicator). */
+int agx_learn_pick(agx_args *a, int chosen);
+int agx_learn_run(agx_args *a);
+static inline int agx_run(agx_args *a) { return a->learn ? agx_learn_run(a) : a->alg->fn(a); }
+static inline int agx_alg_index(const agx_args *a) { return (int)(a->alg - a->table->algs); }
+/* adapt_out.c: a decision said (AGX_VERBOSE) and kept for AGX_TUNING_OUT; the classes of
+ * a communicator listed (agx-info); AGX_ADAPT read. */
+void agx_learn_report(const agx_args *a, const agx_learn *e);
+void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
+int agx_adapt_from_env(void);
 
 /* ---- one call (src/select/call.c) --------------------------------------------------------- */
 /* The opening of every entry point: the communicator checked, its context set up (the

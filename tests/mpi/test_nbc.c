@@ -22,7 +22,7 @@
 
 #include "mpi4init.h"
 
-enum { K_NB, K_PERSIST, K_IBCAST, K_IREDUCE };
+enum { K_NB, K_PERSIST, K_IBCAST, K_IREDUCE, K_BLOCK };
 enum { MAXOUT = 8, NWAYS = 7 };
 static const char *ways[NWAYS] = {"wait in order", "wait reversed", "waitall", "waitany", "waitsome", "testsome",
                                   "test loop"};
@@ -34,6 +34,7 @@ typedef struct {
     MPI_Comm comm;
     agx_request ar;
     MPI_Request mr;                /* the MPI handle (MPI_REQUEST_NULL: an agx handle only) */
+    int rc0;                       /* a blocking call's code */
 } out_t;
 
 static int rank, size, mpi_calls, handed, bad, errs;
@@ -64,6 +65,23 @@ static int start(out_t *o)
     }
     agx_comm_set_algorithm(o->comm, (agx_op)c->op, cg_alg_name(c));
     cg_prepare(s, c, rank, size);
+    if (o->kind == K_BLOCK) { /* a blocking call while the others are outstanding */
+        int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm) =
+            mpi_calls ? MPI_Allreduce : agx_allreduce;
+        int (*allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm) =
+            mpi_calls ? MPI_Allgather : agx_allgather;
+        if (c->op == AGX_OP_ALLREDUCE)
+            o->rc0 = allreduce(sb, s->rbuf, n, t, mop(c->rop), o->comm);
+        else if (c->op == AGX_OP_ALLGATHER)
+            o->rc0 = allgather(sb, n, t, s->rbuf, n, t, o->comm);
+        else if (c->op == AGX_OP_ALLGATHERV)
+            o->rc0 = (mpi_calls ? MPI_Allgatherv : agx_allgatherv)(sb, s->rc[rank], t, s->rbuf, s->rc, s->rd, t,
+                                                                   o->comm);
+        else
+            o->rc0 = (mpi_calls ? MPI_Alltoallv : agx_alltoallv)(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd,
+                                                                 t, o->comm);
+        return MPI_SUCCESS;
+    }
     if (mpi_calls) {
 #ifdef INIT
         if (pers && c->op == AGX_OP_ALLREDUCE)
@@ -112,20 +130,22 @@ static void complete(out_t *o, int k, int w, int *rc)
     MPI_Status st[MAXOUT];
     int idx[MAXOUT], fin[MAXOUT], left = k, n, allmpi = 1;
     for (int i = 0; i < k; i++) {
-        q[i] = o[i].mr, rc[i] = MPI_SUCCESS, fin[i] = 0;
-        allmpi = allmpi && o[i].mr != MPI_REQUEST_NULL;
+        q[i] = o[i].mr, rc[i] = o[i].kind == K_BLOCK ? o[i].rc0 : MPI_SUCCESS, fin[i] = o[i].kind == K_BLOCK;
+        left -= fin[i];
+        allmpi = allmpi && (o[i].mr != MPI_REQUEST_NULL || o[i].kind == K_BLOCK);
     }
     if (!allmpi) /* agx's own handles among them: waits in order or reversed, or a test loop */
         w = w % 3 == 2 ? 6 : w % 3;
     if (w == 0 || w == 1) {
         for (int j = 0; j < k; j++) {
             int i = w == 0 ? j : k - 1 - j;
-            rc[i] = q[i] != MPI_REQUEST_NULL ? MPI_Wait(&q[i], MPI_STATUS_IGNORE) : agx_wait(&o[i].ar);
+            if (!fin[i])
+                rc[i] = q[i] != MPI_REQUEST_NULL ? MPI_Wait(&q[i], MPI_STATUS_IGNORE) : agx_wait(&o[i].ar);
         }
     } else if (w == 2) {
         if (MPI_Waitall(k, q, st) == MPI_ERR_IN_STATUS)
             for (int i = 0; i < k; i++)
-                rc[i] = st[i].MPI_ERROR;
+                rc[i] = fin[i] ? rc[i] : st[i].MPI_ERROR;
     } else if (w == 3) {
         while (left-- > 0) {
             int r = MPI_Waitany(k, q, &idx[0], &st[0]);
@@ -214,7 +234,7 @@ int main(int argc, char **argv)
             out_t *x = &o[i];
             unsigned u = mt_rand(&shared) % 16;
             x->c = cg_random(&shared, t, 1);
-            x->kind = u < 2 ? K_IBCAST : u < 4 ? K_IREDUCE : u < 8 ? K_PERSIST : K_NB;
+            x->kind = u < 2 ? K_IBCAST : u < 4 ? K_IREDUCE : u < 7 ? K_PERSIST : u < 9 ? K_BLOCK : K_NB;
 #ifndef INIT
             if (mpi_calls && x->kind == K_PERSIST)
                 x->kind = K_NB;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The on-line choice's outputs (docs/algorithms.md, "On-line choice"):
+#   - AGX_ADAPT=1 with AGX_VERBOSE=1 says what each class learned; AGX_TUNING_OUT writes a
+#     rules file of it at MPI_Finalize, which AGX_TUNING_FILE reads back: agx-info lists its
+#     rows, and a second run chooses from them without learning again;
+#   - AGX_ADAPT=bogus is a clear error, never a crash;
+#   - the drop-in learns by default (an unmodified program under libagx-preload.so), and
+#     AGX_ADAPT=0 turns it off.
+#   adapt_check.sh SRCDIR BUILDDIR
+set -uo pipefail
+src=$(realpath "$1") b=$(realpath "$2")
+run=("$src/tools/agxrun" --timeout 120)
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -15; fail=1; }
+bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 30 -q -c)
+
+# 1. learning said, and written
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_OUT="$t/learned.json" "${run[@]}" -n 4 "${bench[@]}" > "$t/out" 2>&1 &&
+  [ "$(grep -c '^agx: allreduce learned on 4 ranks' "$t/out")" -eq 4 ] && ! grep -q FAIL "$t/out" ||
+  bad "AGX_ADAPT=1 AGX_VERBOSE=1: four learned classes"
+[ -s "$t/learned.json" ] && [ "$(grep -c '"note": "learned on the run' "$t/learned.json")" -eq 4 ] &&
+  grep -q '"format": "agx-rules-1"' "$t/learned.json" || { cp "$t/learned.json" "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's file"; }
+# 2. read back: agx-info lists the rows, the second run chooses from them and learns nothing
+AGX_TUNING_FILE="$t/learned.json" "${run[@]}" -n 4 "$b/bin/agx-info" > "$t/out" 2>&1 &&
+  [ "$(grep -c 'comm_size 4, ppn 4, nodes 1, bytes' "$t/out")" -eq 4 ] || bad "agx-info with the learned file"
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_FILE="$t/learned.json" "${run[@]}" -n 4 "${bench[@]}" > "$t/out" 2>&1 &&
+  [ "$(grep -c "rules file $t/learned.json" "$t/out")" -eq 4 ] && ! grep -q "learned on" "$t/out" ||
+  bad "a second run from the learned file"
+# 3. a malformed value: one clear error, exit status non-zero, no crash
+AGX_ADAPT=bogus "${run[@]}" -n 2 "${bench[@]}" > "$t/out" 2>&1
+if [ $? -ne 0 ] && grep -q "AGX_ADAPT='bogus' in the environment is none of 0, 1, any" "$t/out" &&
+   ! grep -qiE "segmentation|core dumped" "$t/out"; then :; else bad "AGX_ADAPT=bogus"; fi
+# 4. the drop-in learns by default, and not with AGX_ADAPT=0
+AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
+  grep -q "allreduce on MPI_COMM_WORLD, 3 ranks (intra), 4 B (class < 8 B): [a-z_]* (learning on the run)" "$t/out" ||
+  bad "the preload learns by default"
+AGX_ADAPT=0 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
+  ! grep -q "learn" "$t/out" || bad "AGX_ADAPT=0 under the preload"
+[ $fail = 0 ] && echo "adapt_check: every check passed"
+exit $fail

@@ -1,0 +1,106 @@
+/*
+ * The on-line choice (AGX_ADAPT, src/select/adapt.c): every result exact during and after
+ * a class's learning window, every rank running the same algorithm at every call and
+ * settling on the same winner (even when one rank's clock disagrees:
+ * AGX_TEST_LEARN_SKEW), the winner kept afterwards, floating-point reductions left to the
+ * default's choice under AGX_ADAPT=1 (the same bits at every call), learning under =any.
+ *   AGX_ADAPT=1|any test_adapt [--seed S]
+ */
+#include "callgen.h"
+
+static int rank, size, fails;
+
+#define EXPECT(cond, ...)                                                                   \
+    do {                                                                                    \
+        if (!(cond)) {                                                                      \
+            fails++;                                                                        \
+            fprintf(stderr, "FAIL rank %d %s:%d: ", rank, __FILE__, __LINE__);             \
+            fprintf(stderr, __VA_ARGS__);                                                   \
+            fprintf(stderr, "\n");                                                          \
+        }                                                                                   \
+    } while (0)
+
+/* The algorithm the last call of op ran on comm, as its index in the table; every rank's
+ * must be the same (one allreduce of the index and its negation). */
+static int same_everywhere(MPI_Comm comm, agx_op op, const char **name)
+{
+    agx_comm_last_algorithm(comm, op, name);
+    int n = agx_algorithm_count(op, AGX_KIND_INTRA), idx = -1, v[2], w[2];
+    for (int i = 0; i < n; i++) {
+        const char *s;
+        agx_algorithm_info(op, AGX_KIND_INTRA, i, &s, NULL);
+        if (!strcmp(s, *name))
+            idx = i;
+    }
+    v[0] = idx, v[1] = -idx;
+    MPI_Allreduce(v, w, 2, MPI_INT, MPI_MAX, comm);
+    return w[0] == -w[1];
+}
+
+int main(int argc, char **argv)
+{
+    mt_run run;
+    mt_start(&argc, &argv, &run);
+    rank = run.rank, size = run.size;
+    const char *mode = getenv("AGX_ADAPT") ? getenv("AGX_ADAPT") : "0";
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    slot_t s;
+    cg_slot_init(&s, size);
+    int bad = 0, errs = 0, window = 32; /* >= a window: 4 candidates x 6 rounds (select.h) */
+    static const long long counts[] = {2, 100, 3000};
+    unsigned t = 0;
+    for (int o = 0; o < 4; o++)
+        for (int n = 0; n < 3; n++) {
+            const char *first = NULL, *name;
+            int changed_after = 0;
+            for (int i = 0; i < window + 12; i++) { /* one shape: the same sizes every call */
+                call_t c = {.op = cg_ops[o], .alg = -1, .k = T_INT, .rop = O_SUM, .count = counts[n], .t = t};
+                MPI_Datatype ty_ = ty(c.k);
+                cg_prepare(&s, &c, rank, size);
+                int rc = c.op == AGX_OP_ALLREDUCE ? agx_allreduce(s.sbuf, s.rbuf, (int)c.count, ty_, MPI_SUM, comm)
+                         : c.op == AGX_OP_ALLGATHER ? agx_allgather(s.sbuf, (int)c.count, ty_, s.rbuf, (int)c.count, ty_, comm)
+                         : c.op == AGX_OP_ALLGATHERV
+                             ? agx_allgatherv(s.sbuf, s.rc[rank], ty_, s.rbuf, s.rc, s.rd, ty_, comm)
+                             : agx_alltoallv(s.sbuf, s.sc, s.sd, ty_, s.rbuf, s.rc, s.rd, ty_, comm);
+                cg_check(&s, &c, rank, rc, &bad, &errs);
+                EXPECT(same_everywhere(comm, (agx_op)c.op, &name), "%s call %d: ranks ran different algorithms",
+                       agx_op_name((agx_op)c.op), i);
+                if (i == window)
+                    first = name;
+                if (i > window && first && strcmp(first, name))
+                    changed_after = 1;
+            }
+            t++;
+            EXPECT(!changed_after, "%s, %lld elements: the choice changed after the window (%s first)",
+                   agx_op_name((agx_op)cg_ops[o]), counts[n], first);
+            if (rank == 0)
+                printf("%s %lld elements: %s\n", agx_op_name((agx_op)cg_ops[o]), counts[n], first);
+        }
+    /* floating point: under AGX_ADAPT=1 the default's choice, the same bits at every call */
+    double in[300], out0[300], out[300];
+    for (int i = 0; i < 300; i++)
+        in[i] = 1.0 / (1 + i + rank * 7.0);
+    const char *fname = NULL, *name;
+    int differs = 0, algs_differ = 0;
+    for (int i = 0; i < window + 8; i++) {
+        agx_allreduce(in, i ? out : out0, 300, MPI_DOUBLE, MPI_SUM, comm);
+        differs |= i && memcmp(out, out0, sizeof out) != 0;
+        agx_comm_last_algorithm(comm, AGX_OP_ALLREDUCE, &name);
+        algs_differ |= fname && strcmp(fname, name);
+        fname = name;
+    }
+    if (!strcmp(mode, "1")) {
+        EXPECT(!differs, "MPI_DOUBLE sums changed bits between calls under AGX_ADAPT=1");
+        EXPECT(!algs_differ, "MPI_DOUBLE sums ran different algorithms under AGX_ADAPT=1");
+    }
+    int tot[2], mine[2] = {fails + bad, errs};
+    MPI_Allreduce(mine, tot, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_adapt (AGX_ADAPT=%s, %d ranks, seed %u): %d failures, %d errors%s\n", mode, size, run.seed,
+               tot[0], tot[1], tot[0] || tot[1] ? " FAIL" : ", ok");
+    cg_slot_free(&s);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return tot[0] || tot[1];
+}
