@@ -26,8 +26,7 @@ build: deps $(BUILD)/CMakeCache.txt
 
 # the demo's simulations need agx built with SimGrid's smpicc too (the build ctest -L sim uses)
 $(BUILD)/smpi/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD)/smpi -DCMAKE_C_COMPILER=smpicc -DMPI_C_COMPILER=smpicc -DAGX_SMPI=ON \
-	  -DBUILD_TESTING=OFF > /dev/null
+	cmake -S . -B $(BUILD)/smpi -DCMAKE_C_COMPILER=smpicc -DMPI_C_COMPILER=smpicc -DAGX_SMPI=ON > /dev/null
 
 demo: build $(BUILD)/smpi/CMakeCache.txt
 	@cmake --build $(BUILD)/smpi -j $(JOBS) > $(BUILD)/smpi-build.log 2>&1 || \
@@ -43,7 +42,7 @@ check-long: build
 # Every simulation scenario at paper scale (about 15 minutes on 2 cores), then the
 # simulation section of docs/RESULTS.md is regenerated.
 sim: deps
-	cmake -S . -B $(SMPI_BUILD) -DCMAKE_C_COMPILER=smpicc -DMPI_C_COMPILER=smpicc -DAGX_SMPI=ON -DBUILD_TESTING=OFF
+	cmake -S . -B $(SMPI_BUILD) -DCMAKE_C_COMPILER=smpicc -DMPI_C_COMPILER=smpicc -DAGX_SMPI=ON
 	cmake --build $(SMPI_BUILD) -j $(JOBS)
 	tools/agx-sim all --build $(SMPI_BUILD) --results docs/RESULTS.md
 

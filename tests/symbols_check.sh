@@ -3,7 +3,8 @@
 # functions include/agx.h declares, each of them; libagx-preload.so the MPI_* entries it
 # defines (agx_preload.c's and preload_progress.c's; preload_persist.c's, INIT(Op) as
 # MPI_Op_init or Open MPI 4.1's MPIX_Op_init with MPI_Start, _Startall and _Request_free,
-# only where it intercepts persistent collectives). An
+# only where it intercepts persistent collectives) and the Fortran names of
+# build/generated/preload_fortran_names.h. An
 # internal name in the dynamic table could clash with a program's or another library's
 # inside the programs the drop-in is preloaded into.
 #   tests/symbols_check.sh SRC BUILD
@@ -29,7 +30,11 @@ if [ -f "$pre" ]; then
                  sed 's/.*int //; s/(//'
                for op in $(grep -ho '^AGX_EXPORT int INIT([A-Za-z]*)' "$src"/src/preload/*.c | sed 's/.*INIT(//; s/)//'); do
                  echo "$got" | grep -x "MPIX\?_${op}_init"
-               done; } | sort -u)
+               done
+               # the Fortran entries: the names cmake/fortran_names.cmake read from the
+               # MPI library's Fortran libraries
+               grep -o 'X(f_[a-z_]*, [A-Za-z_0-9]*)' "$build/generated/preload_fortran_names.h" 2>/dev/null |
+                 sed 's/.*, //; s/)//'; } | sort -u)
   n_init=$(grep -c '^AGX_EXPORT int INIT(' "$src"/src/preload/*.c | awk -F: '{s += $2} END {print s + 0}')
   n_got=$(echo "$got" | grep -c '^MPIX\?_[A-Za-z]*_init$')
   if [ "$n_got" -ne 0 ] && [ "$n_got" -ne "$n_init" ]; then # all or none (preload_check: all where the MPI has them)

@@ -220,7 +220,7 @@ static int nonblocking_to_mpi(agx_req *r, MPI_Request *out)
     if (rc != MPI_SUCCESS)
         return rc;
     PMPI_Request_free(&r->relay.req); /* the persistent one: this handle is a plain receive */
-    rc = PMPI_Irecv(NULL, 1, MPI_BYTE, 0, r->relay.slot % per, comms[r->relay.slot / per], out);
+    rc = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, r->relay.slot % per, comms[r->relay.slot / per], out);
     if (rc != MPI_SUCCESS) {
         agx_relay_free(&r->relay);
         return rc;

@@ -69,6 +69,8 @@ static void read_enable(void)
 
 int agx_preload_enabled(int op)
 {
+    if (agx_preload_foreign()) /* built for another MPI than the program's: step aside */
+        return 0;
     if (!read_done)
         read_enable();
     return on[op];

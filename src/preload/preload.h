@@ -8,6 +8,19 @@
 #define AGX_PRELOAD_H
 
 #include "agx.h"
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
+
+/* MPI-4's persistent collectives: MPI_<Op>_init, or Open MPI 4.1's MPIX_<Op>_init (its
+ * pcollreq extension); INIT undefined where the library has neither. */
+#if MPI_VERSION >= 4
+#define INIT(name) MPI_##name##_init
+#define PINIT(name) PMPI_##name##_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define INIT(name) MPIX_##name##_init
+#define PINIT(name) PMPIX_##name##_init
+#endif
 
 #define AGX_EXPORT __attribute__((visibility("default")))
 
@@ -15,5 +28,9 @@ int agx_preload_enabled(int op);   /* AGX_ENABLE: op (or AGX_OP_LAST: file write
 int agx_preload_async_ok(int op);  /* enabled, and agx's progress thread runs (AGX_VERBOSE: why not) */
 void agx_preload_count(agx_op op, MPI_Comm comm);       /* a call through agx: the algorithm it ran */
 void agx_preload_count_name(agx_op op, const char *alg); /* the same, the algorithm named */
+/* preload_foreign.c: the program's MPI library is not the one this build links (then
+ * every entry steps aside), and a function of the program's own MPI library by name. */
+int agx_preload_foreign(void);
+void *agx_preload_next(const char *name);
 
 #endif

@@ -29,17 +29,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(OPEN_MPI) && MPI_VERSION < 4
-#include <mpi-ext.h>
-#endif
-
-#if MPI_VERSION >= 4
-#define INIT(name) MPI_##name##_init
-#define PINIT(name) PMPI_##name##_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define INIT(name) MPIX_##name##_init
-#define PINIT(name) PMPIX_##name##_init
-#endif
 
 #ifdef INIT
 /* ---- the table: the MPI handles agx made -> agx's requests (open addressing; a
