@@ -168,9 +168,9 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     MPI_Reduce(c, cm, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!o->persistent) {
+    if (!o->persistent) { /* the default's row says what it ran: auto(name), as the other modes */
         agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran);
-        snprintf(r->alg, sizeof r->alg, "%s", ran);
+        snprintf(r->alg, sizeof r->alg, strcasecmp(alg, "auto") ? "%s" : "auto(%s)", ran);
     }
     r->bytes = bytes;
     r->counted = strcmp(ran, "native") != 0;

@@ -13,7 +13,7 @@ run=("$src/tools/agxrun" --timeout 120)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -15; fail=1; }
-bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 30 -q -c)
+bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 80 -q -c) # -x: a window (72 calls)
 
 # 1. learning said, and written
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_OUT="$t/learned.json" "${run[@]}" -n 4 "${bench[@]}" > "$t/out" 2>&1 &&

@@ -3,19 +3,20 @@
  * of one shape class measure their candidates on the run, the ranks agree on the winner
  * with one small reduction, and later calls of the class run it. STAR-MPI's idea (timing
  * the candidates of each call site over its first calls) with agx's candidates: the
- * default rule's choice, up to two runners-up (the table's next rules that hold), and the
- * MPI library's own call.
+ * default rule's choice, the table's on-line candidates, and the MPI library's own call.
  *
  * A class: (operation, table kind, msg_bytes in [2^(c-1), 2^c), and the call's kind of
  * reduction (exact or not, commutative, proven) or alltoallv's pattern class). Its window:
- * AGX_LEARN_ROUNDS rounds over the candidates in turn (call j runs candidate j mod n), the
- * first round unmeasured (schedules, segments and scratch are made there); each rank
- * keeps its own times. At the window's last call every rank adds its per-candidate medians
- * into one MPI_Allreduce (SUM, n doubles, on the private communicator): the means over
- * the ranks decide, the same on every rank whatever each one's clock said. The default's
- * choice stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the
- * same calls of a class (the calls of a correct program match, and alltoallv's size is
- * agreed), so the window ends at the same call everywhere.
+ * a screening phase (more than AGX_LEARN_FINAL candidates: each one's best time) and a
+ * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
+ * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
+ * call of the window starts after a barrier and each rank keeps its own times; at a
+ * phase's last call one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
+ * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
+ * whatever each one's clock said. The default's choice stays unless another is at least
+ * AGX_LEARN_MARGIN faster. Every rank counts the same calls of a class (the calls of a
+ * correct program match, and alltoallv's size is agreed), so the window ends at the same
+ * call everywhere.
  * Exactness: a candidate must give the bits the default's choice gives. Data movement
  * (allgather(v), alltoallv) and exact reductions (integers, logicals: any order gives the
  * same bits) learn freely; other reductions (floating point) keep the default's choice
@@ -81,7 +82,8 @@ static int has(const agx_learn *e, int idx)
     return 0;
 }
 
-/* The candidates for a's class: the default's choice, runners-up, native. */
+/* The candidates for a's class: the default's choice, the table's on-line candidates
+ * (else the algorithms of its later rules) that can run this call, native. */
 static void candidates(const agx_args *a, agx_learn *e, int chosen)
 {
     const agx_table *t = a->table;
@@ -89,7 +91,12 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
     e->ncand = 1;
     if (a->op == AGX_OP_ALLREDUCE && !a->u.ar.exact && a->sel->adapt < 2)
         return; /* another candidate would give other bits */
-    for (int i = 0; i < t->nrules && e->ncand < AGX_LEARN_CANDS - 1; i++) {
+    for (int i = 0; t->online && t->online[i] && e->ncand < AGX_LEARN_CANDS - 1; i++) {
+        int idx = agx_alg_find(a->op, a->kind, t->online[i]);
+        if (idx >= 0 && !has(e, idx) && !agx_alg_violation(&t->algs[idx], a, NULL))
+            e->cand[e->ncand++] = (short)idx;
+    }
+    for (int i = 0; !t->online && i < t->nrules && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_rule_alg(a->op, a->kind, i);
         if (idx >= 0 && !has(e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
@@ -98,6 +105,24 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
     if (native >= 0 && !has(e, native) && !agx_alg_violation(&t->algs[native], a, NULL))
         e->cand[e->ncand++] = (short)native;
 }
+
+/* The phases: with more candidates than AGX_LEARN_FINAL, a screening of every one
+ * (AGX_LEARN_SCREEN rounds), then the final of the AGX_LEARN_FINAL fastest
+ * (AGX_LEARN_ROUNDS rounds); with fewer, the final alone. A round gives each candidate in
+ * turn AGX_LEARN_TURN calls in a row, the last one timed: the untimed ones make its
+ * schedules, scratch and segments, and leave the buffers and the ranks as a program
+ * repeating the call leaves them, not as the previous candidate did. */
+static void phase_start(agx_learn *e, int phase, int n)
+{
+    e->phase = (signed char)phase;
+    e->nrun = (signed char)n;
+    e->calls = 0;
+    if (phase == 0 || e->ncand <= AGX_LEARN_FINAL)
+        for (int i = 0; i < n; i++)
+            e->run[i] = (signed char)i;
+}
+
+static int rounds(const agx_learn *e) { return e->phase == 0 ? AGX_LEARN_SCREEN : AGX_LEARN_ROUNDS; }
 
 int agx_learn_pick(agx_args *a, int chosen)
 {
@@ -114,10 +139,11 @@ int agx_learn_pick(agx_args *a, int chosen)
         e->winner = 0;
         e->lo = e->hi = a->msg_bytes;
         e->p = a->p;
+        phase_start(e, e->ncand > AGX_LEARN_FINAL ? 0 : 1, e->ncand);
     }
     if (e->state == AGX_LEARN_DONE)
         return e->cand[e->winner];
-    int c = e->cand[e->calls % e->ncand];
+    int c = e->cand[e->run[e->calls / AGX_LEARN_TURN % e->nrun]];
     if (agx_alg_violation(agx_call_alg(a, c), a, NULL))
         c = chosen; /* this call only: counted, not timed */
     a->learn = e;
@@ -151,42 +177,74 @@ static double skew(int cand)
     return me == rank && rank >= 0 ? factor : 1.0;
 }
 
-/* The window's last call: every rank's medians added, the winner chosen. */
+/* The phase's last call: every rank's figures (its medians; the screening's best times),
+ * their maximum over the ranks, then the finalists or the winner, the same on every rank. */
 static int decide(agx_args *a, agx_learn *e)
 {
-    double med[AGX_LEARN_CANDS], sum[AGX_LEARN_CANDS];
-    for (int i = 0; i < e->ncand; i++) {
+    double med[AGX_LEARN_CANDS], worst[AGX_LEARN_CANDS];
+    for (int k = 0; k < e->nrun; k++) {
         double v[AGX_LEARN_ROUNDS];
         int n = 0;
-        for (int r = 1; r < AGX_LEARN_ROUNDS; r++)
-            v[n++] = e->t[i][r];
-        med[i] = median(v, n);
+        for (int r = 0; r < rounds(e); r++)
+            v[n++] = e->t[k][r];
+        double m = median(v, n); /* sorts v */
+        med[k] = e->phase == 0 ? v[0] : m; /* screening: the best time; the final: the median */
     }
-    int rc = PMPI_Allreduce(med, sum, e->ncand, MPI_DOUBLE, MPI_SUM, a->comm);
-    e->state = AGX_LEARN_DONE;
-    e->winner = 0;
-    if (rc != MPI_SUCCESS)
+    int rc = PMPI_Allreduce(med, worst, e->nrun, MPI_DOUBLE, MPI_MAX, a->comm);
+    if (rc != MPI_SUCCESS) {
+        e->state = AGX_LEARN_DONE, e->winner = 0;
         return rc;
-    for (int i = 0; i < e->ncand; i++) {
-        e->mean[i] = sum[i] / a->p;
-        if (e->mean[i] < e->mean[e->winner] && e->mean[i] < e->mean[0] * (1 - AGX_LEARN_MARGIN))
-            e->winner = (signed char)i;
     }
+    for (int k = 0; k < e->nrun; k++)
+        e->mean[e->run[k]] = worst[k]; /* the slowest rank's: when the call is done everywhere */
+    if (e->phase == 0) { /* the AGX_LEARN_FINAL fastest go on */
+        signed char order[AGX_LEARN_CANDS];
+        for (int k = 0; k < e->nrun; k++)
+            order[k] = e->run[k];
+        for (int i = 1; i < e->nrun; i++) /* insertion sort by mean, stable */
+            for (int j = i; j > 0 && e->mean[order[j]] < e->mean[order[j - 1]]; j--) {
+                signed char x = order[j];
+                order[j] = order[j - 1], order[j - 1] = x;
+            }
+        phase_start(e, 1, AGX_LEARN_FINAL);
+        for (int k = 0; k < AGX_LEARN_FINAL; k++)
+            e->run[k] = order[k];
+        return MPI_SUCCESS;
+    }
+    int best = e->run[0], has_default = 0;
+    for (int k = 0; k < e->nrun; k++) {
+        best = e->mean[e->run[k]] < e->mean[best] ? e->run[k] : best;
+        has_default |= e->run[k] == 0;
+    }
+    /* the default's choice stays unless another is AGX_LEARN_MARGIN faster */
+    e->winner = (signed char)(has_default && e->mean[best] >= e->mean[0] * (1 - AGX_LEARN_MARGIN) ? 0 : best);
+    e->state = AGX_LEARN_DONE;
     return MPI_SUCCESS;
 }
 
 int agx_learn_run(agx_args *a)
 {
     agx_learn *e = a->learn;
-    int cand = e->calls % e->ncand, round = e->calls / e->ncand, timed = e->cand[cand] == agx_alg_index(a);
+    int turn = e->calls / AGX_LEARN_TURN, k = turn % e->nrun, round = turn / e->nrun;
+    int last = e->calls % AGX_LEARN_TURN == AGX_LEARN_TURN - 1, timed = e->cand[e->run[k]] == agx_alg_index(a);
+    /* every call of the window starts together (as a benchmark times a collective): what
+     * is timed is the call, not the arrival skew the previous one, another candidate, left */
+    int rb = PMPI_Barrier(a->comm);
+    if (rb != MPI_SUCCESS) {
+        e->state = AGX_LEARN_DONE, e->winner = 0;
+        return rb;
+    }
     double t0 = MPI_Wtime();
     int rc = a->alg->fn(a);
     double dt = MPI_Wtime() - t0;
-    e->t[cand][round] = timed ? dt * skew(cand) : 1e30;
+    if (last)
+        e->t[k][round] = timed ? dt * skew(e->run[k]) : 1e30;
     e->window_s += dt;
-    if (++e->calls < e->ncand * AGX_LEARN_ROUNDS)
+    e->total++;
+    if (++e->calls < e->nrun * rounds(e) * AGX_LEARN_TURN)
         return rc;
     int rc2 = decide(a, e);
-    agx_learn_report(a, e);
+    if (e->state == AGX_LEARN_DONE)
+        agx_learn_report(a, e);
     return rc != MPI_SUCCESS ? rc : rc2;
 }

@@ -126,10 +126,10 @@ void agx_learn_report(const agx_args *a, const agx_learn *e)
         out_keep(a, e, note);
     if (a->rank != 0 || !agx_env_flag("AGX_VERBOSE"))
         return;
-    double at_winner = e->mean[e->winner] * e->calls;
+    double at_winner = e->mean[e->winner] * e->total;
     fprintf(stderr, "agx: %s learned on %d ranks, %lld-%lld B: %s; runs %s (window of %d calls took %.1f us, "
             "%+.1f us against the winner's pace)\n", agx_op_get(a->op)->name, a->p, e->lo, e->hi, t,
-            agx_call_alg(a, e->cand[e->winner])->name, e->calls, e->window_s * 1e6, (e->window_s - at_winner) * 1e6);
+            agx_call_alg(a, e->cand[e->winner])->name, e->total, e->window_s * 1e6, (e->window_s - at_winner) * 1e6);
 }
 
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out)

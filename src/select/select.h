@@ -172,6 +172,8 @@ struct agx_table {
     int n;
     const agx_rule *rules;
     int nrules;
+    const char *const *online;  /* the on-line choice's candidates besides the default's and
+                                 * native (adapt.c), NULL-terminated; NULL: the rules' */
 };
 
 /* The operations agx knows: name, environment variable, and the tables serving it. */
@@ -239,17 +241,21 @@ typedef struct {
 } agx_file_memo;
 
 /* ---- on-line choice (src/select/adapt.c, adapt_out.c): one entry per class of calls ---- */
-#define AGX_LEARN_CANDS 4  /* the default's choice, two runners-up, native */
-#define AGX_LEARN_ROUNDS 6 /* per candidate: one unmeasured call, five timed */
+#define AGX_LEARN_CANDS 8  /* the default's choice, the table's candidates, native */
+#define AGX_LEARN_FINAL 3  /* candidates the first phase keeps */
+#define AGX_LEARN_ROUNDS 4 /* rounds of the final (adapt.c) */
+#define AGX_LEARN_SCREEN 3 /* rounds of the screening */
+#define AGX_LEARN_TURN 2   /* a candidate's calls in a row per round, the last one timed */
 enum { AGX_LEARN_NEW, AGX_LEARN_RUNNING, AGX_LEARN_DONE };
 typedef struct agx_learn {
     unsigned key;                 /* op, kind, size class, sub-class (adapt.c) */
-    signed char state, ncand, winner;
+    signed char state, ncand, winner, phase, nrun;
     short cand[AGX_LEARN_CANDS];  /* table indices; cand[0] the default's choice */
-    int calls, p;                 /* calls of the window made; the communicator's size */
+    signed char run[AGX_LEARN_CANDS]; /* the phase's candidates (indices into cand) */
+    int calls, p, total;          /* calls of the phase made; the communicator's size; of the window */
     long long lo, hi;             /* the sizes seen in the window */
-    double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times, s */
-    double mean[AGX_LEARN_CANDS]; /* the agreed means over the ranks, s */
+    double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times in the phase, s */
+    double mean[AGX_LEARN_CANDS]; /* the agreed times (the slowest rank's), s (the last phase each ran) */
     double window_s;              /* this rank's time in the window's calls */
 } agx_learn;
 

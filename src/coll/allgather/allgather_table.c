@@ -93,9 +93,14 @@ static const agx_rule intra_rules[] = {
     {.alg = "ring"},
 };
 
+/* The on-line choice's candidates (AGX_ADAPT, src/select/adapt.c) beside the default's and
+ * native: the fastest agx algorithms somewhere in docs/RESULTS.md's "On-line choice" sweep. */
+static const char *const intra_online[] = {"multilane", "kbruck", "hierarchical", "recursive_doubling", "bruck",
+                                           "ring", NULL};
+
 const agx_table agx_allgather_intra_table = {
     .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
-    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0]};
+    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0], .online = intra_online};
 
 /* Inter calls: inter-communicators and colour splits of an intra-communicator. */
 static const agx_alg inter[] = {

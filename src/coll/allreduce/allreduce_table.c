@@ -93,9 +93,15 @@ static const agx_rule intra_rules[] = {
     {.alg = "recursive_doubling"},
 };
 
+/* The on-line choice's candidates (AGX_ADAPT, src/select/adapt.c) beside the default's and
+ * native: the fastest agx algorithms somewhere in docs/RESULTS.md's "On-line choice"
+ * sweep (fewer messages and the shared window win on a busy node). */
+static const char *const intra_online[] = {"dissemination_shm", "dissemination_node", "dissemination_radix",
+                                           "recursive_doubling", "rabenseifner", "reduce_bcast", NULL};
+
 const agx_table agx_allreduce_intra_table = {
     .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
-    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0]};
+    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0], .online = intra_online};
 
 static const agx_alg inter[] = {
     {.name = "native", .fn = agx_allreduce_native, .ops = AR, .raw = 1,

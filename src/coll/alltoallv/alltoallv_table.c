@@ -46,9 +46,13 @@ static const agx_rule intra_rules[] = {
     {.alg = "spread_out"},
 };
 
+/* The on-line choice's candidates (AGX_ADAPT, src/select/adapt.c) beside the default's and
+ * native: the kernels that are one schedule. */
+static const char *const intra_online[] = {"spread_out", "pairwise", "isend_all", "issend_all", "balanced", NULL};
+
 const agx_table agx_alltoallv_intra_table = {
     .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
-    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0]};
+    .rules = intra_rules, .nrules = sizeof intra_rules / sizeof intra_rules[0], .online = intra_online};
 
 static const agx_alg inter[] = {
     {.name = "native", .fn = agx_alltoallv_native, .ops = A2AV, .raw = 1,
