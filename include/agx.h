@@ -394,6 +394,9 @@ int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype
 int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                               MPI_Datatype datatype, MPI_Status *status);
 int agx_mpi_file_close(MPI_File *fh);
+/* How the last write on fh went: 1 when agx's two-phase engine took it, 0 when it went to
+ * the library's own, *why saying why (a static string). Local. */
+int agx_mpi_file_last(MPI_File fh, const char **why);
 
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */

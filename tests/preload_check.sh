@@ -29,7 +29,8 @@ AGX_PROGRESS_THREAD=1 AGX_STATS=1 "${run[@]}" -n 4 --preload "$lib" "$app" --non
   grep -q "^agx-preload: rank 0: allgatherv 4 calls through agx" "$t/out" &&
   grep -q "^agx-preload: rank 0: allreduce 5 calls through agx" "$t/out" || bad "MPI_Iallgather(v), MPI_Iallreduce with the progress thread"
 AGX_VERBOSE=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --nonblocking > "$t/out" 2>&1 &&
-  ! grep -q "allgatherv\? [0-9]* calls through agx" "$t/out" && grep -q "^agx-preload: MPI_Iallgather(v) and MPI_Iallreduce go to the MPI library" "$t/out" ||
+  ! grep -q "allgatherv\? [0-9]* calls through agx" "$t/out" && grep -q "^agx-preload: MPI_Iallgather(v) and MPI_Iallreduce go to the MPI library" "$t/out" &&
+  grep -q "^agx-preload: rank 0: left to the library: allgather [0-9]* calls (non-blocking or persistent, and agx's progress thread does not run)" "$t/out" ||
   bad "MPI_Iallgather(v) without the progress thread"
 # 1c. MPI-4's persistent collectives (MPICH 4: MPI_..._init; Open MPI 4.1: MPIX_..._init):
 #     through agx while its progress thread runs (the handle a persistent receive that
@@ -62,7 +63,9 @@ AGX_ENABLE=0 AGX_STATS=1 "${run[@]}" -n 4 --preload "$lib" "$app" > "$t/out" 2>&
   bad "AGX_ENABLE=0"
 AGX_ENABLE=allreduce,alltoallv AGX_STATS=1 "${run[@]}" -n 4 --preload "$lib" "$app" > "$t/out" 2>&1 &&
   grep -q "allreduce [0-9]* calls" "$t/out" && grep -q "alltoallv [0-9]* calls" "$t/out" &&
-  ! grep -q "allgather" "$t/out" || bad "AGX_ENABLE=allreduce,alltoallv"
+  ! grep -q "allgather.*through agx" "$t/out" &&
+  grep -q "^agx-preload: rank 0: left to the library: allgatherv [0-9]* calls (AGX_ENABLE leaves it out)" "$t/out" ||
+  bad "AGX_ENABLE=allreduce,alltoallv"
 # 3. every intra algorithm of each operation forced by environment, the lists zipped (one
 #    launch runs the i-th of each); the report names what ran (a forced algorithm that
 #    cannot run here falls back, AGX_FALLBACK=silent)

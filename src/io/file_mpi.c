@@ -13,13 +13,13 @@
  *   write     the memory data packed (MPI_Pack semantics; a dense predefined type in
  *             place), the view's stream [position * etype size, + bytes) mapped onto file
  *             (offset, length) requests through the flattened file type, written by the
- *             engine through a second, default-view handle (read-write where it can be, for
- *             data sieving; opened at the first write agx takes). Atomic mode, a data
- *             representation other than "native", a type agx cannot flatten, an argument
- *             the library should judge: the library's own write, on every rank (each rank
- *             votes in the engine's first agreement). write_all moves the individual file
- *             pointer by bytes / etype size etypes; write_at_all leaves it. The status
- *             holds the bytes.
+ *             engine through a second, default-view handle (read-write where it can be:
+ *             data sieving). Atomic mode, a representation other than "native", a type
+ *             agx cannot flatten, an argument the library should judge: the library's own
+ *             write, on every rank (each votes in the engine's first agreement); the way
+ *             it went is the handle's last (agx_mpi_file_last: the preload's report).
+ *             write_all moves the file pointer; write_at_all leaves it. The status holds
+ *             the bytes.
  *   close     both handles closed, agx's state freed. Every other call (the split
  *             forms write_all_begin / _end too) stays the library's.
  */
@@ -33,23 +33,6 @@
 #include <string.h>
 #include <strings.h>
 
-typedef struct {
-    MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
-    MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
-    char *path;
-    const char *why;           /* non-NULL: every write goes to the library, and why */
-    const char *hints_why;     /* the same for the hints (set_info may change them) */
-    int shadow_state;          /* 0 not yet, 1 open, -1 could not be opened */
-    agx_io_hints h;
-    char meta[64], data[64];   /* the kernel hints' strings */
-    MPI_Offset disp;           /* the view */
-    int etype_size, native_rep, default_view, flat_ok;
-    agx_flat ft;
-    long long *pre;            /* pre[i]: the file type's data bytes before run i */
-    long long taken, given;    /* writes the engine took, writes left to the library */
-    int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
-    int lost;                  /* a rank keeps no state of this file: never agree again */
-} agx_file;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static agx_file **files;
@@ -117,55 +100,6 @@ __attribute__((format(printf, 4, 5))) static void tell(agx_file *f, int bit, int
     fprintf(stderr, "agx: %s (rank %d): %s\n", f->path ? f->path : "a file", rank, msg);
 }
 
-/* The hints of info (the caller's, not what the library kept: it may drop agx's keys). */
-static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
-{
-    char v[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    agx_io_hints_init(&f->h);
-    *cb_disable = 0;
-    if (info == MPI_INFO_NULL)
-        return;
-#define HINT(key) (PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
-    if (HINT("cb_nodes"))
-        f->h.aggregators = atoi(v) > 0 ? atoi(v) : 0;
-    if (HINT("cb_buffer_size"))
-        f->h.cb_buffer_size = atoll(v) > 0 && atoll(v) <= (1LL << 30) ? atoll(v) : 0;
-    if (HINT("striping_unit") && atoll(v) > 0)
-        f->h.layout = AGX_IO_STRIPED, f->h.stripe_size = atoll(v);
-    if (HINT("striping_factor") && atoi(v) > 0)
-        f->h.stripe_count = atoi(v);
-    if (HINT("romio_cb_write"))
-        *cb_disable = !strcasecmp(v, "disable");
-    if (HINT("romio_ds_write"))
-        f->h.no_sieve = !strcasecmp(v, "disable");
-    if (HINT("agx_meta_kernel") && strlen(v) < sizeof f->meta)
-        strcpy(f->meta, v), f->h.meta_kernel = f->meta;
-    if (HINT("agx_data_kernel") && strlen(v) < sizeof f->data)
-        strcpy(f->data, v), f->h.data_kernel = f->data;
-    if (HINT("agx_throttle"))
-        f->h.throttle = atoi(v) >= 0 ? atoi(v) : -1;
-#undef HINT
-}
-
-/* Hints read and agreed (collective over f->comm), with whether every rank has its record
- * (`ok`): ranks whose hints differ, a romio_cb_write=disable, or a rank without memory
- * for agx's state leave the file to the library on every rank. */
-static void agree_hints(agx_file *f, MPI_Info info, int ok)
-{
-    int cb_disable;
-    read_hints(f, info, &cb_disable);
-    long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[3] = {h, -h, !ok};
-    if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 3, "MPI_File_open", "") != MPI_SUCCESS)
-        f->hints_why = "the hints could not be compared";
-    else if (v[2]) /* for good: that rank keeps no state, so no later agreement */
-        f->hints_why = "a rank had no memory for agx's state of the file", f->lost = 1;
-    else if (v[0] != -v[1])
-        f->hints_why = "the hints differ between ranks";
-    else
-        f->hints_why = cb_disable ? "romio_cb_write=disable" : NULL;
-}
-
 int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     int rc = PMPI_File_open(comm, filename, amode, info, fh), inter = 1;
@@ -189,7 +123,7 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
     if (ok)
         ok = (f->path = strdup(filename)) != NULL && !insert(f);
     if (f->comm != MPI_COMM_NULL)
-        agree_hints(f, info, ok);
+        agx_file_agree_hints(f, info, ok);
     if (!ok) {
         if (f->comm != MPI_COMM_NULL)
             PMPI_Comm_free(&f->comm);
@@ -206,7 +140,7 @@ int agx_mpi_file_set_info(MPI_File fh, MPI_Info info)
     int rc = PMPI_File_set_info(fh, info);
     agx_file *f = find(fh);
     if (rc == MPI_SUCCESS && f && f->comm != MPI_COMM_NULL && !f->lost) /* collective, as set_info is */
-        agree_hints(f, info, 1);
+        agx_file_agree_hints(f, info, 1);
     return rc;
 }
 
@@ -319,9 +253,9 @@ static int write_view(int at, MPI_File fh, MPI_Offset offset, const void *buf, i
     if (!f || f->why || f->hints_why || f->comm == MPI_COMM_NULL || PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS ||
         atomic || !f->native_rep || !open_shadow(f)) { /* the same on every rank */
         if (f)
-            f->given++, tell(f, 0, 1, "%s: the library's own (%s)", fn,
-                            f->why ? f->why : f->hints_why ? f->hints_why : atomic ? "atomic mode"
-                            : "a data representation other than native");
+            f->given++, f->last = f->why ? f->why : f->hints_why ? f->hints_why : atomic ? "atomic mode"
+                                  : "a data representation other than native",
+                tell(f, 0, 1, "%s: the library's own (%s)", fn, f->last);
         return native(at, fh, offset, buf, count, dt, status);
     }
     /* what this rank alone can see: its vote */
@@ -358,13 +292,13 @@ static int write_view(int at, MPI_File fh, MPI_Offset offset, const void *buf, i
     free(off);
     free(len);
     if (rc == AGX_IO_NATIVE) {
-        f->given++;
-        tell(f, 2, 1, "%s: the library's own (a rank asked for it)", fn);
+        f->given++, f->last = "a rank asked for it";
+        tell(f, 2, 1, "%s: the library's own (%s)", fn, f->last);
         return native(at, fh, offset, buf, count, dt, status);
     }
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);
-    f->taken++;
+    f->taken++, f->last = NULL;
     tell(f, 3, 1, "%s: agx's two-phase write (KangRoss20): %d aggregators, %d rounds, kernels %s / %s", fn,
          st.aggregators, st.rounds, st.meta_kernel, st.data_kernel);
     if (!at && nbytes > 0)
@@ -384,6 +318,14 @@ int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, i
                               MPI_Status *status)
 {
     return write_view(1, fh, offset, buf, count, datatype, status);
+}
+
+int agx_mpi_file_last(MPI_File fh, const char **why)
+{
+    agx_file *f = find(fh);
+    if (why)
+        *why = !f ? "a file opened before agx watched it" : f->taken || f->given ? f->last : "no write yet";
+    return f && f->taken + f->given > 0 && !f->last;
 }
 
 int agx_mpi_file_close(MPI_File *fh)

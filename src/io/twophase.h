@@ -95,4 +95,27 @@ typedef struct {
 int agx_flatten(MPI_Datatype t, agx_flat *f);
 void agx_flat_free(agx_flat *f);
 
+/* ---- the MPI-IO drop-in (file_mpi.c, file_hints.c): agx's state of one file handle ---- */
+typedef struct {
+    MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
+    MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
+    char *path;
+    const char *why;           /* non-NULL: every write goes to the library, and why */
+    const char *hints_why;     /* the same for the hints (set_info may change them) */
+    int shadow_state;          /* 0 not yet, 1 open, -1 could not be opened */
+    agx_io_hints h;
+    char meta[64], data[64];   /* the kernel hints' strings */
+    MPI_Offset disp;           /* the view */
+    int etype_size, native_rep, default_view, flat_ok;
+    agx_flat ft;
+    long long *pre;            /* pre[i]: the file type's data bytes before run i */
+    long long taken, given;    /* writes the engine took, writes left to the library */
+    const char *last;          /* how the last write went (a static string) */
+    int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
+    int lost;                  /* a rank keeps no state of this file: never agree again */
+} agx_file;
+/* Hints read from info and agreed (collective over f->comm), with whether every rank has
+ * its record (`ok`); a disagreement leaves the file to the library on every rank. */
+void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok);
+
 #endif

@@ -32,11 +32,18 @@ enum { NOPS = AGX_OP_LAST, NALG = 32 };
 static int on[NOPS + 1], read_done; /* on[op], on[NOPS] = file writes: through agx (AGX_ENABLE,
                                      * read at the first call) */
 static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
-static long long calls[NOPS];
+static long long calls[NOPS + 1], bytes[NOPS + 1], left[NOPS + 1][AGX_LEFT_N]; /* [NOPS]: file writes */
 static struct {
-    const char *name; /* the registry's (static) name */
+    const char *name; /* the registry's (static) name; for file writes, two_phase or the
+                       * reason the library's own call wrote (a static string) */
     long long n;
-} used[NOPS][NALG];
+} used[NOPS + 1][NALG];
+static const char *const left_why[AGX_LEFT_N] = {
+    [AGX_LEFT_ENABLE] = "AGX_ENABLE leaves it out",
+    [AGX_LEFT_THREAD] = "non-blocking or persistent, and agx's progress thread does not run",
+    [AGX_LEFT_INTER] = "persistent on an inter-communicator",
+    [AGX_LEFT_RANK] = "persistent, and a rank could not take it",
+};
 
 static int set(const char *name)
 {
@@ -83,22 +90,46 @@ __attribute__((constructor)) static void adapt_by_default(void) { setenv("AGX_AD
 #define enabled agx_preload_enabled
 #define count agx_preload_count
 
+/* What a call delivers to this rank's receive buffer (or writes to a file), for the
+ * report: n elements of t, times each peer's when all, or counts[] over the peers (the
+ * remote group of an inter-communicator). 0 without a report: no cost per call then. */
+long long agx_preload_bytes(MPI_Comm comm, int n, int all, const int *counts, MPI_Datatype t)
+{
+    int size = 0, peers = 1, inter = 0;
+    if (!report || PMPI_Type_size(t, &size) != MPI_SUCCESS)
+        return 0;
+    if ((all || counts) && comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS)
+        (inter ? PMPI_Comm_remote_size : PMPI_Comm_size)(comm, &peers);
+    long long e = counts ? 0 : all ? (long long)n * peers : n;
+    for (int i = 0; counts && i < peers; i++)
+        e += counts[i];
+    return e * size;
+}
+
 /* The algorithm agx ran, counted by name for the report at MPI_Finalize. */
-void agx_preload_count(agx_op op, MPI_Comm comm)
+void agx_preload_count(int op, MPI_Comm comm, long long nbytes)
 {
     const char *name = NULL;
     if (!report) /* the report is all the counts are for: no cost per call without it */
         return;
-    if (agx_comm_last_algorithm(comm, op, &name) != MPI_SUCCESS)
+    if (agx_comm_last_algorithm(comm, (agx_op)op, &name) != MPI_SUCCESS)
         name = NULL;
-    agx_preload_count_name(op, name);
+    agx_preload_count_name(op, name, nbytes);
 }
 
-void agx_preload_count_name(agx_op op, const char *name)
+/* A call left to the library, and why (the report's "left to the library" line). */
+void agx_preload_left(int op, int why)
+{
+    if (report)
+        left[op][why]++;
+}
+
+void agx_preload_count_name(int op, const char *name, long long nbytes)
 {
     if (!report)
         return;
     calls[op]++;
+    bytes[op] += nbytes;
     if (!name)
         return;
     for (int i = 0; i < NALG; i++) {
@@ -114,43 +145,43 @@ void agx_preload_count_name(agx_op op, const char *name)
 AGX_EXPORT int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!enabled(AGX_OP_ALLGATHER))
+    if (!enabled(AGX_OP_ALLGATHER) && (agx_preload_left(AGX_OP_ALLGATHER, AGX_LEFT_ENABLE), 1))
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     int rc = agx_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     if (rc == MPI_SUCCESS)
-        count(AGX_OP_ALLGATHER, comm);
+        count(AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
     return rc;
 }
 
 AGX_EXPORT int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!enabled(AGX_OP_ALLGATHERV))
+    if (!enabled(AGX_OP_ALLGATHERV) && (agx_preload_left(AGX_OP_ALLGATHERV, AGX_LEFT_ENABLE), 1))
         return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     int rc = agx_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
     if (rc == MPI_SUCCESS)
-        count(AGX_OP_ALLGATHERV, comm);
+        count(AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
     return rc;
 }
 
 AGX_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (!enabled(AGX_OP_ALLTOALLV))
+    if (!enabled(AGX_OP_ALLTOALLV) && (agx_preload_left(AGX_OP_ALLTOALLV, AGX_LEFT_ENABLE), 1))
         return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     int rc = agx_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
     if (rc == MPI_SUCCESS)
-        count(AGX_OP_ALLTOALLV, comm);
+        count(AGX_OP_ALLTOALLV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
     return rc;
 }
 
 AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!enabled(AGX_OP_ALLREDUCE))
+    if (!enabled(AGX_OP_ALLREDUCE) && (agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_ENABLE), 1))
         return PMPI_Allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
     int rc = agx_allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
     if (rc == MPI_SUCCESS)
-        count(AGX_OP_ALLREDUCE, comm);
+        count(AGX_OP_ALLREDUCE, comm, agx_preload_bytes(comm, count_, 0, NULL, datatype));
     return rc;
 }
 
@@ -163,10 +194,13 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
 int agx_preload_async_ok(int op)
 {
     static int said;
-    if (!enabled(op))
+    if (!enabled(op)) {
+        agx_preload_left(op, AGX_LEFT_ENABLE);
         return 0;
+    }
     if (agx_progress_async())
         return 1;
+    agx_preload_left(op, AGX_LEFT_THREAD);
     if (!said && set("AGX_VERBOSE")) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -182,10 +216,10 @@ int agx_preload_async_ok(int op)
 #define async_ok agx_preload_async_ok
 
 /* agx's request r (made with code rc) as the program's MPI request. */
-static int hand_over(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm)
+static int hand_over(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
 {
     if (rc == MPI_SUCCESS && (rc = agx_request_mpi(r, request)) == MPI_SUCCESS)
-        count(op, comm);
+        count(op, comm, nbytes);
     return rc;
 }
 
@@ -196,7 +230,7 @@ AGX_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype s
     if (!async_ok(AGX_OP_ALLGATHER))
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return hand_over(agx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &r), &r,
-                     request, AGX_OP_ALLGATHER, comm);
+                     request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
 }
 
 AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -207,7 +241,7 @@ AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
     if (!async_ok(AGX_OP_ALLGATHERV))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return hand_over(agx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &r),
-                     &r, request, AGX_OP_ALLGATHERV, comm);
+                     &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
 AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -217,7 +251,7 @@ AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI
     if (!async_ok(AGX_OP_ALLREDUCE))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return hand_over(agx_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &r), &r, request, AGX_OP_ALLREDUCE,
-                     comm);
+                     comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
 }
 
 /* MPI-IO: a file opened while file writes are enabled is agx's to watch; the others
@@ -241,17 +275,30 @@ AGX_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
     return FILES ? agx_mpi_file_set_info(fh, info) : PMPI_File_set_info(fh, info);
 }
 
+/* A collective write's outcome for the report: agx's two-phase engine, or the library's
+ * own call and why (agreed over the file's ranks, so rank 0's count is every rank's). */
+static int written(int rc, MPI_File fh, int count, MPI_Datatype datatype)
+{
+    const char *why = NULL;
+    if (rc == MPI_SUCCESS)
+        agx_preload_count_name(NOPS, agx_mpi_file_last(fh, &why) ? "two_phase" : why,
+                               agx_preload_bytes(MPI_COMM_NULL, count, 0, NULL, datatype));
+    return rc;
+}
+
 AGX_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return FILES ? agx_mpi_file_write_all(fh, buf, count, datatype, status)
-                 : PMPI_File_write_all(fh, buf, count, datatype, status);
+    if (!FILES && (agx_preload_left(NOPS, AGX_LEFT_ENABLE), 1))
+        return PMPI_File_write_all(fh, buf, count, datatype, status);
+    return written(agx_mpi_file_write_all(fh, buf, count, datatype, status), fh, count, datatype);
 }
 
 AGX_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                      MPI_Datatype datatype, MPI_Status *status)
 {
-    return FILES ? agx_mpi_file_write_at_all(fh, offset, buf, count, datatype, status)
-                 : PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+    if (!FILES && (agx_preload_left(NOPS, AGX_LEFT_ENABLE), 1))
+        return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
+    return written(agx_mpi_file_write_at_all(fh, offset, buf, count, datatype, status), fh, count, datatype);
 }
 
 AGX_EXPORT int MPI_File_close(MPI_File *fh)
@@ -260,23 +307,40 @@ AGX_EXPORT int MPI_File_close(MPI_File *fh)
 }
 
 /* The report, on MPI_COMM_WORLD's rank 0: one line per operation it called through agx
- * ("agx-preload: rank 0: allgather 12 calls through agx: bruck 8, ring 4"). */
+ * ("agx-preload: rank 0: allgather 12 calls through agx (768 B received): bruck 8, ring 4";
+ * file writes: "file_write_all 3 calls through agx (3072 B written): two_phase 2, the
+ * library's own (atomic mode) 1"), then what the preload left to the library and why. */
+static void print_report(int rank)
+{
+    char line[1024];
+    for (int op = 0; op <= NOPS; op++) {
+        if (!calls[op])
+            continue;
+        int n = snprintf(line, sizeof line, "agx-preload: rank %d: %s %lld calls through agx (%lld B %s):", rank,
+                         op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", calls[op], bytes[op],
+                         op < NOPS ? "received" : "written");
+        for (int i = 0; i < NALG && used[op][i].name && n < (int)sizeof line; i++) {
+            const char *name = used[op][i].name;
+            int lib = op == NOPS && strcmp(name, "two_phase");
+            n += snprintf(line + n, sizeof line - (size_t)n, "%s %s%s%s %lld", i ? "," : "",
+                          lib ? "the library's own (" : "", name, lib ? ")" : "", used[op][i].n);
+        }
+        fprintf(stderr, "%s\n", line);
+    }
+    for (int op = 0; op <= NOPS; op++)
+        for (int w = 0; w < AGX_LEFT_N; w++)
+            if (left[op][w])
+                fprintf(stderr, "agx-preload: rank %d: left to the library: %s %lld calls (%s)\n", rank,
+                        op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", left[op][w], left_why[w]);
+}
+
 AGX_EXPORT int MPI_Finalize(void)
 {
     if (set("AGX_STATS") || set("AGX_VERBOSE")) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        for (int op = 0; op < NOPS && rank == 0; op++) {
-            if (!calls[op])
-                continue;
-            char line[1024];
-            int n = snprintf(line, sizeof line, "agx-preload: rank %d: %s %lld calls through agx:", rank,
-                             agx_op_name((agx_op)op), calls[op]);
-            for (int i = 0; i < NALG && used[op][i].name && n < (int)sizeof line; i++)
-                n += snprintf(line + n, sizeof line - (size_t)n, "%s %s %lld", i ? "," : "", used[op][i].name,
-                              used[op][i].n);
-            fprintf(stderr, "%s\n", line);
-        }
+        if (rank == 0)
+            print_report(rank);
     }
     return PMPI_Finalize();
 }

@@ -38,6 +38,7 @@ typedef struct {
     agx_request r;
     agx_op op;
     const char *alg; /* what its init chose (the report's count per start) */
+    long long bytes; /* what a start delivers here (the report's) */
     int used;
 } entry;
 
@@ -130,16 +131,23 @@ static int lookup(MPI_Request h, entry *e)
 /* Whether this init goes through agx, agreed over comm (a collective of the init). */
 static int through_agx(int op, MPI_Comm comm)
 {
-    int inter = 1, ok, all = 0;
-    if (comm == MPI_COMM_NULL || !agx_preload_enabled(op) || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS ||
-        inter)
-        return 0; /* the same on every process of comm */
-    ok = agx_preload_async_ok(op) && reserve();
-    return PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all;
+    int inter = 1, ok, mine, all = 0;
+    if (comm == MPI_COMM_NULL)
+        return 0; /* the library's error */
+    if (!agx_preload_enabled(op))
+        return agx_preload_left(op, AGX_LEFT_ENABLE), 0; /* the same on every process of comm */
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
+        return agx_preload_left(op, AGX_LEFT_INTER), 0;
+    ok = (mine = agx_preload_async_ok(op)) && reserve(); /* without the thread: counted there */
+    if (PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS && all)
+        return 1;
+    if (mine)
+        agx_preload_left(op, AGX_LEFT_RANK);
+    return 0;
 }
 
 /* agx's request r, made with code rc, as the program's persistent MPI request. */
-static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm)
+static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
 {
     if (rc != MPI_SUCCESS || (rc = agx_request_mpi(r, request)) != MPI_SUCCESS) {
         agx_request_free(r);
@@ -148,7 +156,7 @@ static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Co
     const char *alg = NULL;
     agx_comm_last_algorithm(comm, op, &alg);
     pthread_mutex_lock(&tlock);
-    put((entry){.h = *request, .r = *r, .op = op, .alg = alg});
+    put((entry){.h = *request, .r = *r, .op = op, .alg = alg, .bytes = nbytes});
     pthread_mutex_unlock(&tlock);
     return MPI_SUCCESS;
 }
@@ -161,7 +169,7 @@ AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype 
     if (!through_agx(AGX_OP_ALLGATHER, comm))
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     return adopt(agx_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, &r), &r,
-                 request, AGX_OP_ALLGATHER, comm);
+                 request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
 }
 
 AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -174,7 +182,7 @@ AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype
                                  request);
     return adopt(agx_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                      &r),
-                 &r, request, AGX_OP_ALLGATHERV, comm);
+                 &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
 AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -184,7 +192,7 @@ AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MP
     if (!through_agx(AGX_OP_ALLREDUCE, comm))
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     return adopt(agx_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, &r), &r, request,
-                 AGX_OP_ALLREDUCE, comm);
+                 AGX_OP_ALLREDUCE, comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
 }
 
 AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -197,7 +205,7 @@ AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], cons
                                 info, request);
     return adopt(agx_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                     comm, info, &r),
-                 &r, request, AGX_OP_ALLTOALLV, comm);
+                 &r, request, AGX_OP_ALLTOALLV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
 /* ---- the calls that reach agx's requests ----------------------------------------------- */
@@ -206,7 +214,7 @@ static int start_agx(entry *e)
 {
     int rc = agx_start(&e->r);
     if (rc == MPI_SUCCESS)
-        agx_preload_count_name(e->op, e->alg);
+        agx_preload_count_name(e->op, e->alg, e->bytes);
     return rc;
 }
 
