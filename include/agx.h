@@ -394,8 +394,8 @@ int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype
 int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                               MPI_Datatype datatype, MPI_Status *status);
 int agx_mpi_file_close(MPI_File *fh);
-/* How the last write on fh went: 1 when agx's two-phase engine took it, 0 when it went to
- * the library's own, *why saying why (a static string). Local. */
+/* How the last write on fh went: 1 when agx's two-phase engine took it (*why: its data
+ * kernel's name), 0 when it went to the library's own (*why: why). Static strings. Local. */
 int agx_mpi_file_last(MPI_File fh, const char **why);
 
 /* ---- listing the registry ------------------------------------------------------------- */

@@ -298,7 +298,7 @@ static int write_view(int at, MPI_File fh, MPI_Offset offset, const void *buf, i
     }
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);
-    f->taken++, f->last = NULL;
+    f->taken++, f->last = NULL, f->kernel = st.data_kernel;
     tell(f, 3, 1, "%s: agx's two-phase write (KangRoss20): %d aggregators, %d rounds, kernels %s / %s", fn,
          st.aggregators, st.rounds, st.meta_kernel, st.data_kernel);
     if (!at && nbytes > 0)
@@ -323,9 +323,10 @@ int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, i
 int agx_mpi_file_last(MPI_File fh, const char **why)
 {
     agx_file *f = find(fh);
+    int took = f && f->taken + f->given > 0 && !f->last;
     if (why)
-        *why = !f ? "a file opened before agx watched it" : f->taken || f->given ? f->last : "no write yet";
-    return f && f->taken + f->given > 0 && !f->last;
+        *why = !f ? "a file opened before agx watched it" : took ? f->kernel : f->taken || f->given ? f->last : "no write yet";
+    return took;
 }
 
 int agx_mpi_file_close(MPI_File *fh)

@@ -111,6 +111,7 @@ typedef struct {
     long long *pre;            /* pre[i]: the file type's data bytes before run i */
     long long taken, given;    /* writes the engine took, writes left to the library */
     const char *last;          /* how the last write went (a static string) */
+    const char *kernel;        /* the last write agx took: its data kernel (a static name) */
     int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
     int lost;                  /* a rank keeps no state of this file: never agree again */
 } agx_file;

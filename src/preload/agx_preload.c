@@ -23,6 +23,7 @@
  */
 #include "preload.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,10 +280,25 @@ AGX_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
  * own call and why (agreed over the file's ranks, so rank 0's count is every rank's). */
 static int written(int rc, MPI_File fh, int count, MPI_Datatype datatype)
 {
-    const char *why = NULL;
-    if (rc == MPI_SUCCESS)
-        agx_preload_count_name(NOPS, agx_mpi_file_last(fh, &why) ? "two_phase" : why,
-                               agx_preload_bytes(MPI_COMM_NULL, count, 0, NULL, datatype));
+    static char engine[NALG][64]; /* "two_phase/<data kernel>": static names for the counts */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    const char *why = NULL, *name;
+    if (rc != MPI_SUCCESS || !report)
+        return rc;
+    if (agx_mpi_file_last(fh, &why)) {
+        char want[64];
+        snprintf(want, sizeof want, "two_phase/%s", why ? why : "none");
+        pthread_mutex_lock(&mu);
+        int i = 0;
+        while (i < NALG - 1 && engine[i][0] && strcmp(engine[i], want))
+            i++;
+        if (!engine[i][0])
+            strcpy(engine[i], want);
+        name = engine[i];
+        pthread_mutex_unlock(&mu);
+    } else
+        name = why;
+    agx_preload_count_name(NOPS, name, agx_preload_bytes(MPI_COMM_NULL, count, 0, NULL, datatype));
     return rc;
 }
 
@@ -308,7 +324,7 @@ AGX_EXPORT int MPI_File_close(MPI_File *fh)
 
 /* The report, on MPI_COMM_WORLD's rank 0: one line per operation it called through agx
  * ("agx-preload: rank 0: allgather 12 calls through agx (768 B received): bruck 8, ring 4";
- * file writes: "file_write_all 3 calls through agx (3072 B written): two_phase 2, the
+ * file writes: "file_write_all 3 calls through agx (3072 B written): two_phase/tam 2, the
  * library's own (atomic mode) 1"), then what the preload left to the library and why. */
 static void print_report(int rank)
 {
@@ -321,7 +337,7 @@ static void print_report(int rank)
                          op < NOPS ? "received" : "written");
         for (int i = 0; i < NALG && used[op][i].name && n < (int)sizeof line; i++) {
             const char *name = used[op][i].name;
-            int lib = op == NOPS && strcmp(name, "two_phase");
+            int lib = op == NOPS && strncmp(name, "two_phase/", 10);
             n += snprintf(line + n, sizeof line - (size_t)n, "%s %s%s%s %lld", i ? "," : "",
                           lib ? "the library's own (" : "", name, lib ? ")" : "", used[op][i].n);
         }
