@@ -246,6 +246,7 @@ typedef struct {
 #define AGX_LEARN_ROUNDS 4 /* rounds of the final (adapt.c) */
 #define AGX_LEARN_SCREEN 3 /* rounds of the screening */
 #define AGX_LEARN_TURN 2   /* a candidate's calls in a row per round, the last one timed */
+_Static_assert(AGX_LEARN_SCREEN <= AGX_LEARN_ROUNDS, "t[][] holds the screening's rounds too");
 enum { AGX_LEARN_NEW, AGX_LEARN_RUNNING, AGX_LEARN_DONE };
 typedef struct agx_learn {
     unsigned key;                 /* op, kind, size class, sub-class (adapt.c) */
