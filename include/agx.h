@@ -342,6 +342,11 @@ typedef struct {
                                * read the stretch, lay the data over it and write it back
                                * once (data sieving, as ROMIO and OMPIO do; needs a handle
                                * that can read, else run by run) */
+    int cb_always;            /* 1: every call through the aggregators (romio_cb_write=enable);
+                               * 0: when aggregators is 0 and both kernels agx's choice, a
+                               * call whose ranks' spans do not interleave and whose requests
+                               * are large (16 KiB each on average) has each rank write its
+                               * own, as ROMIO's automatic collective buffering does */
 } agx_io_hints;
 
 /* Defaults: every field 0 / NULL, throttle -1. */
@@ -384,8 +389,11 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
  * than "native", romio_cb_write=disable, hints that differ between ranks, a type agx
  * cannot flatten, an argument the library should judge. Hints (the info of open,
  * set_view or set_info): cb_nodes, cb_buffer_size, striping_unit (striped domains),
- * striping_factor, and agx's agx_meta_kernel, agx_data_kernel, agx_throttle. Errors go
- * through the file's error handler, once per rank. docs/algorithms.md, "MPI-IO drop-in". */
+ * striping_factor, romio_cb_write=enable (cb_always), and agx's agx_meta_kernel,
+ * agx_data_kernel, agx_throttle. With AGX_ADAPT=1 (the preload's default) each file times
+ * the engine against the library's own write over its first writes of each size class and
+ * keeps the faster. Errors go through the file's error handler, once per rank.
+ * docs/algorithms.md, "MPI-IO drop-in". */
 int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
 int agx_mpi_file_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                           const char *datarep, MPI_Info info);

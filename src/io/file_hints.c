@@ -25,7 +25,7 @@ static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
     if (HINT("striping_factor") && atoi(v) > 0)
         f->h.stripe_count = atoi(v);
     if (HINT("romio_cb_write"))
-        *cb_disable = !strcasecmp(v, "disable");
+        *cb_disable = !strcasecmp(v, "disable"), f->h.cb_always = !strcasecmp(v, "enable");
     if (HINT("romio_ds_write"))
         f->h.no_sieve = !strcasecmp(v, "disable");
     if (HINT("agx_meta_kernel") && strlen(v) < sizeof f->meta)

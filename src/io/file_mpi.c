@@ -19,7 +19,9 @@
  *             write, on every rank (each votes in the engine's first agreement); the way
  *             it went is the handle's last (agx_mpi_file_last: the preload's report).
  *             write_all moves the file pointer; write_at_all leaves it. The status holds
- *             the bytes.
+ *             the bytes. AGX_ADAPT (on under the preload): the engine against the
+ *             library's own write, timed over the file's first writes of each class
+ *             (src/select/adapt_file.c), the faster one kept.
  *   close     both handles closed, agx's state freed. Every other call (the split
  *             forms write_all_begin / _end too) stays the library's.
  */
@@ -72,7 +74,10 @@ static void drop(agx_file *f)
     for (int i = 0; i < nfiles; i++)
         if (files[i] == f)
             files[i] = files[--nfiles];
+    int last = nfiles == 0;
     pthread_mutex_unlock(&lock);
+    if (last) /* the round buffers kept between writes (twophase_bufs.c) */
+        agx_tp_bufs_release();
     agx_flat_free(&f->ft);
     free(f->pre);
     free(f->path);
@@ -120,6 +125,9 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
         f->why = "MPI_MODE_SEQUENTIAL";
     else if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS)
         f->why = "no communicator", f->comm = MPI_COMM_NULL;
+    int p = 1;
+    PMPI_Comm_size(comm, &p);
+    agx_flearn_init(&f->learn, p);
     if (ok)
         ok = (f->path = strdup(filename)) != NULL && !insert(f);
     if (f->comm != MPI_COMM_NULL)
@@ -285,17 +293,25 @@ static int write_view(int at, MPI_File fh, MPI_Offset offset, const void *buf, i
     vote = why != NULL;
     if (why)
         tell(f, 1, 0, "%s: asks for the library's own (%s)", fn, why);
+    int cand = AGX_FLEARN_ENGINE; /* AGX_ADAPT: the votes agreed, and the class's choice */
+    const char *how = NULL;
     agx_io_stats st;
-    rc = agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &f->h, vote, fn, &st);
+    rc = agx_flearn_pick(&f->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
+    if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
+        rc = agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &f->h, vote, fn, &st);
     if (data != buf)
         free(data);
     free(off);
     free(len);
-    if (rc == AGX_IO_NATIVE) {
-        f->given++, f->last = "a rank asked for it";
-        tell(f, 2, 1, "%s: the library's own (%s)", fn, f->last);
-        return native(at, fh, offset, buf, count, dt, status);
+    if (rc == AGX_IO_NATIVE || (rc == MPI_SUCCESS && cand != AGX_FLEARN_ENGINE)) {
+        int bit = how ? 4 + (cand == AGX_FLEARN_LIBRARY && !strstr(how, "faster")) : 2;
+        f->given++, f->last = how ? how : "a rank asked for it";
+        tell(f, bit, 1, "%s: the library's own (%s)", fn, f->last);
+        rc = native(at, fh, offset, buf, count, dt, status);
+        agx_flearn_done(&f->learn, rc == MPI_SUCCESS && cand == AGX_FLEARN_LIBRARY);
+        return rc;
     }
+    agx_flearn_done(&f->learn, rc == MPI_SUCCESS);
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);
     f->taken++, f->last = NULL, f->kernel = st.data_kernel;
@@ -333,6 +349,8 @@ int agx_mpi_file_close(MPI_File *fh)
 {
     agx_file *f = fh ? find(*fh) : NULL;
     if (f) {
+        if (f->comm != MPI_COMM_NULL && !f->lost) /* collective, as close is */
+            agx_flearn_close(&f->learn, f->comm, f->path);
         if (f->shadow != MPI_FILE_NULL)
             PMPI_File_close(&f->shadow);
         if (f->comm != MPI_COMM_NULL)

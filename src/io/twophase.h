@@ -62,6 +62,8 @@ typedef struct {
     unsigned flags;
     int native_ok;           /* the MPI-IO entries: overlap -> the library's own write */
     int overlap;             /* an aggregator saw overlapping requests (native_ok) */
+    int own;                 /* the ranks wrote their own requests (agx_tp_own) */
+    long long *own_rec;      /* p x (lo, hi, requests, bytes): agx_tp_own's spans */
     agx_io_stats st;
 } agx_tp;
 
@@ -73,6 +75,22 @@ int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per agg
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
 void agx_tp_free(agx_tp *t);
+
+/* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
+ * agx, its requests are large: 16 KiB each on average; the buffer for the spans); after
+ * agreement A, when every rank does (one allgather of each rank's span, requests and
+ * bytes) and no two ranks' spans interleave: each rank writes its own requests, *done
+ * set, the errors agreed. lo, hi: this rank's span. */
+int agx_tp_own_ok(agx_tp *t);
+int agx_tp_own(agx_tp *t, long long lo, long long hi, int *done);
+/* twophase_bufs.c: the round buffers kept between calls: one of at least n bytes (an idle
+ * kept one, else malloc; NULL: no memory), given back with its size, all idle ones freed. */
+void *agx_tp_buf(size_t n);
+void agx_tp_buf_free(void *p, size_t n);
+void agx_tp_bufs_release(void);
+/* twophase_write.c: one MPI_File_write_at of len bytes at off; `used` of them the call's
+ * data (the rest: holes read back); a failure kept in *werr, the rest skipped. */
+int agx_tp_write_run(agx_tp *t, long long off, const char *data, long long len, long long used, int *werr);
 
 /* twophase_write.c: the engine on prepared requests, raising nothing (agx_file_write_all
  * and the MPI-IO entries raise). native: 1 when this rank asks for the MPI library's own
@@ -114,6 +132,7 @@ typedef struct {
     const char *kernel;        /* the last write agx took: its data kernel (a static name) */
     int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
     int lost;                  /* a rank keeps no state of this file: never agree again */
+    agx_flearn learn;          /* AGX_ADAPT: the engine against the library's own (select.h) */
 } agx_file;
 /* Hints read from info and agreed (collective over f->comm), with whether every rank has
  * its record (`ok`); a disagreement leaves the file to the library on every rank. */

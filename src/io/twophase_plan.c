@@ -58,7 +58,7 @@ unsigned long long agx_tp_hints_hash(const agx_io_hints *h)
 {
     unsigned long long x = 1469598103934665603ULL;
     long long v[] = {h->aggregators, h->layout, h->stripe_size, h->stripe_count, h->cb_buffer_size,
-                     h->throttle, h->no_write, h->no_sieve};
+                     h->throttle, h->no_write, h->no_sieve, h->cb_always};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         x = (x ^ (unsigned long long)v[i]) * 1099511628211ULL;
     for (const char *s = h->meta_kernel ? h->meta_kernel : "auto"; *s; s++)
@@ -245,7 +245,7 @@ int agx_tp_pieces(agx_tp *t)
     if (t->sbytes_max > INT_MAX)
         return agx_error(MPI_ERR_COUNT, "%s: rank %d sends %lld bytes in one round (at most INT_MAX: lower "
                          "cb_buffer_size or the aggregators)", t->fn, t->a.rank, t->sbytes_max);
-    if (!(t->sbuf = malloc((size_t)(t->sbytes_max ? t->sbytes_max : 1))))
+    if (!(t->sbuf = agx_tp_buf((size_t)t->sbytes_max)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes)", t->fn, t->sbytes_max);
     t->st.pieces = t->npc;
     return MPI_SUCCESS;
@@ -306,8 +306,7 @@ int agx_tp_merge(agx_tp *t)
         sum = j >= 0 && t->rround[j] == t->rround[i] ? sum + m[2 * i + 1] : m[2 * i + 1];
         t->rbytes_max = sum > t->rbytes_max ? sum : t->rbytes_max;
     }
-    size_t b = (size_t)(t->rbytes_max ? t->rbytes_max : 1);
-    if (!(t->rbuf = malloc(b)) || !(t->wbuf = malloc(b)))
+    if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) || !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
     return MPI_SUCCESS;
 }
@@ -315,6 +314,7 @@ int agx_tp_merge(agx_tp *t)
 void agx_tp_free(agx_tp *t)
 {
     free(t->req);
+    free(t->own_rec);
     free(t->pc);
     free(t->cnt_s);
     free(t->rcur);
@@ -326,9 +326,9 @@ void agx_tp_free(agx_tp *t)
     free(t->merged);
     free(t->rround);
     free(t->rsender);
-    free(t->sbuf);
-    free(t->rbuf);
-    free(t->wbuf);
+    agx_tp_buf_free(t->sbuf, (size_t)t->sbytes_max);
+    agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
+    agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
     free(t->vbuf);
     agx_a2a_pattern_free(&t->pt);
 }

@@ -17,6 +17,8 @@
  *      aggregators place the data in file order and write each contiguous run with
  *      MPI_File_write_at; a failed write is remembered and the rounds go on;
  *   6. agreement D: any failed write fails the call on every rank.
+ * After step 1, a call whose ranks' spans do not interleave and whose requests are large
+ * has each rank write its own (twophase_own.c), as ROMIO's automatic mode does.
  * Cost per call: 4 small allreduces + 1 alltoall of p ints + 1 metadata exchange (16 B
  * per piece) + `rounds` data exchanges; the kernels' own costs are in the alltoallv table.
  */
@@ -143,7 +145,7 @@ static void round_sizes(agx_tp *t, long long r, long long *ps)
 }
 
 /* `used` of the len bytes are the call's data (the rest: holes read back, sieve_read) */
-static int write_run(agx_tp *t, long long off, const char *data, long long len, long long used, int *werr)
+int agx_tp_write_run(agx_tp *t, long long off, const char *data, long long len, long long used, int *werr)
 {
     MPI_Status st;
     int count = 0, rc;
@@ -225,7 +227,7 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
                 memcpy(t->vbuf + (o - first), t->rbuf + t->rpos[s], (size_t)l), w += l;
             else {
                 if (run_off >= 0 && run_off + (w - run_w) != o) {
-                    write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
+                    agx_tp_write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
                     run_off = -1;
                 }
                 if (run_off < 0)
@@ -237,9 +239,9 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
             t->rcur[s]++;
         }
         if (sieve)
-            write_run(t, first, t->vbuf, end - first, w, werr);
+            agx_tp_write_run(t, first, t->vbuf, end - first, w, werr);
         else if (run_off >= 0)
-            write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
+            agx_tp_write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
     }
 }
 
@@ -293,16 +295,21 @@ static int write_all(agx_tp *t, int native)
     int local = native > 0 ? MPI_SUCCESS : agx_tp_check(t);
     native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
-    long long v[5] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native};
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 5, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+    int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
+    long long v[6] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok};
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 6, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
     if (v[4])
         return AGX_IO_NATIVE;
     if (v[2] != -v[3])
         return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
+    long long lo = t->lo, hi = t->hi;
+    int own = 0;
     t->lo = -v[0], t->hi = v[1];
     if (t->hi <= t->lo) /* nothing to write anywhere */
         return MPI_SUCCESS;
+    if (v[5] == -1 && ((rc = agx_tp_own(t, lo, hi, &own)) != MPI_SUCCESS || own)) /* every rank may */
+        return rc;
     local = agx_tp_aggregators(t);
     if (local == MPI_SUCCESS)
         local = agx_tp_pieces(t);
@@ -339,8 +346,8 @@ int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const
         t.st.is_aggregator = t.my_aggr >= 0;
         const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_meta);
         const agx_alg *d = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_data);
-        t.st.meta_kernel = t.nrounds && m ? m->name : "none";
-        t.st.data_kernel = t.nrounds && d ? d->name : "none";
+        t.st.meta_kernel = t.own ? "own" : t.nrounds && m ? m->name : "none";
+        t.st.data_kernel = t.own ? "own" : t.nrounds && d ? d->name : "none";
         *stats = t.st;
     }
     agx_tp_free(&t);

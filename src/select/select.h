@@ -316,6 +316,38 @@ void agx_learn_report(const agx_args *a, const agx_learn *e);
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
 int agx_adapt_from_env(void);
 
+/* ---- on-line choice of collective writes (adapt_file.c): one state per file handle ---- */
+#define AGX_FLEARN_CLASSES 16
+typedef struct {
+    int cls;                  /* the writes' class: size per rank and piece size (adapt_file.c) */
+    signed char decided, winner; /* winner: AGX_FLEARN_ENGINE or AGX_FLEARN_LIBRARY */
+    signed char turns, k[2];  /* turns started; samples agreed per candidate */
+    double best[2];           /* per candidate: its fastest agreed time, s per byte of the
+                               * largest rank's share (s when no rank writes) */
+} agx_flearn_class;
+typedef struct {
+    int mode;                 /* AGX_ADAPT when the file was opened: 0 off */
+    int p, nclass;
+    agx_flearn_class c[AGX_FLEARN_CLASSES];
+    int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
+    double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
+} agx_flearn;
+enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_VOTED };
+/* A file's state (mode from AGX_ADAPT, p the file communicator's size). */
+void agx_flearn_init(agx_flearn *L, int p);
+/* Collective over comm (a file's private communicator), one MPI_Allreduce (a second for a
+ * class new to the file): the votes (1: this rank asks for the library's own write), the
+ * last write's times and the class of this one (nbytes, pieces: this rank's) agreed, and
+ * which runs it: AGX_FLEARN_VOTED (a rank asked), the engine or the library (the class's
+ * winner, or its turn while it learns; *how says which, a static string). Its time counts
+ * from here to agx_flearn_done (valid 0: it does not count). Learning off: only the vote. */
+int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
+                    int *cand, const char **how);
+void agx_flearn_done(agx_flearn *L, int valid);
+/* At close (collective): the last write's time agreed, so that its class may still decide
+ * and later files of the run start from it. */
+void agx_flearn_close(agx_flearn *L, MPI_Comm comm, const char *name);
+
 /* ---- one call (src/select/call.c) --------------------------------------------------------- */
 /* The opening of every entry point: the communicator checked, its context set up (the
  * private duplicate), a->ctx, sel, comm, rank, p, kind and table set. */

@@ -1,0 +1,193 @@
+/*
+ * On-line choice of collective writes (AGX_ADAPT; docs/algorithms.md "On-line choice",
+ * collective writes): per file handle, agx's two-phase engine against the MPI library's own
+ * MPI_File_write_all, by measured time over the file's first writes of each class; the
+ * file's bytes are the same either way.
+ *
+ * A class: the largest rank's bytes in [2^(c-1), 2^c), and its mean piece (bytes over file
+ * pieces) within a power of 4. Its turns: engine, library, library, engine (drift and a
+ * first write's costs fall on both); the decision when each has 2 samples, or after 1 each
+ * when one is twice the other (a file of a few writes learns too). A sample: each rank's
+ * time from the choice to the write's end, the slowest rank's (MAX) per byte of the
+ * largest rank's share. The times and the votes ride on one MPI_Allreduce at the next
+ * write (or at close), which every write of a learning file makes: a few microseconds
+ * against writes of milliseconds. A class decided in one file starts decided in the
+ * later files of the run on the same number of ranks, when every rank of the file knows
+ * it (one more reduction, once per class and file).
+ */
+#include "select.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define RATIO_EARLY 2.0
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { int p, cls, winner; } mem[64]; /* the classes this process decided */
+static int nmem;
+
+static int class_of(long long bytes)
+{
+    int c = 0;
+    while (c < 62 && (1LL << c) <= bytes)
+        c++;
+    return c; /* bytes in [2^(c-1), 2^c) */
+}
+
+static int remembered(int p, int cls)
+{
+    int w = -1;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < nmem && w < 0; i++)
+        if (mem[i].p == p && mem[i].cls == cls)
+            w = mem[i].winner;
+    pthread_mutex_unlock(&mu);
+    return w;
+}
+
+static void remember(int p, int cls, int winner)
+{
+    pthread_mutex_lock(&mu);
+    int i = 0;
+    while (i < nmem && !(mem[i].p == p && mem[i].cls == cls))
+        i++;
+    if (i < 64) {
+        mem[i].p = p, mem[i].cls = cls, mem[i].winner = winner;
+        nmem += i == nmem;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void agx_flearn_init(agx_flearn *L, int p)
+{
+    int m = agx_adapt_from_env();
+    L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1;
+    L->t0 = L->dt = L->bytes = 0;
+}
+
+static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char *name)
+{
+    if (c->k[0] < 1 || c->k[1] < 1)
+        return;
+    double r = c->best[0] / c->best[1];
+    if ((c->k[0] < 2 || c->k[1] < 2) && r < RATIO_EARLY && r > 1 / RATIO_EARLY)
+        return;
+    c->decided = 1, c->winner = c->best[1] < c->best[0] ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
+    remember(L->p, c->cls, c->winner);
+    int rank = 1;
+    if (!agx_env_flag("AGX_VERBOSE") || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank)
+        return;
+    int bc = c->cls / 64, pc = c->cls % 64;
+    fprintf(stderr,
+            "agx: %s (rank 0): collective writes of under %lld B per rank, pieces under %lld B: agx's two-phase "
+            "%.3g, the library's own %.3g s per MB (the fastest of %d and %d writes): %s from now on (AGX_ADAPT)\n",
+            name ? name : "a file", bc < 62 ? 1LL << bc : -1LL, pc < 31 ? 1LL << (2 * pc) : -1LL, c->best[0] * 1e6,
+            c->best[1] * 1e6, c->k[0], c->k[1], c->winner ? "the library's own" : "agx's two-phase");
+}
+
+/* The last write's sample, when every rank timed it (v: the slowest rank's ns, and minus
+ * the fewest ranks that timed it). */
+static void record(agx_flearn *L, const long long *v, MPI_Comm comm, const char *name)
+{
+    int i = L->pend, cand = L->pend_cand;
+    L->pend = -1;
+    if (i < 0 || v[1] != -1 || v[0] < 0)
+        return;
+    agx_flearn_class *c = &L->c[i];
+    double t = (double)v[0] * 1e-9 / (L->bytes > 0 ? L->bytes : 1);
+    c->best[cand] = c->k[cand] && c->best[cand] < t ? c->best[cand] : t;
+    c->k[cand]++;
+    if (!c->decided)
+        decide(L, c, comm, name);
+}
+
+/* The class's entry in the file; a new one starts from what the run learned when every
+ * rank remembers the same winner. NULL: no room (the engine runs, untimed). */
+static agx_flearn_class *entry(agx_flearn *L, int cls, MPI_Comm comm, int *rc)
+{
+    for (int i = 0; i < L->nclass; i++)
+        if (L->c[i].cls == cls)
+            return &L->c[i];
+    if (L->nclass == AGX_FLEARN_CLASSES)
+        return NULL;
+    int w = remembered(L->p, cls), v[2] = {w, -w};
+    if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+        return NULL;
+    agx_flearn_class *c = &L->c[L->nclass++];
+    *c = (agx_flearn_class){.cls = cls};
+    if (v[0] >= 0 && v[0] == -v[1])
+        c->decided = 1, c->winner = (signed char)v[0];
+    return c;
+}
+
+int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
+                    int *cand, const char **how)
+{
+    static const signed char order[4] = {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY,
+                                         AGX_FLEARN_ENGINE};
+    *cand = AGX_FLEARN_ENGINE, *how = NULL;
+    if (!L->mode)
+        return MPI_SUCCESS;
+    int timed = L->pend >= 0, rc = MPI_SUCCESS;
+    long long v[5] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
+                      -timed};
+    if ((rc = PMPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+        return rc;
+    record(L, v + 3, comm, name);
+    if (v[0]) {
+        *cand = AGX_FLEARN_VOTED;
+        return MPI_SUCCESS;
+    }
+    agx_flearn_class *c = entry(L, class_of(v[1]) * 64 + class_of(v[2]) / 2, comm, &rc);
+    if (!c)
+        return rc;
+    if (c->decided) {
+        *cand = c->winner;
+        *how = c->winner == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: faster than agx's, measured on this run" : NULL;
+        return MPI_SUCCESS;
+    }
+    *cand = order[c->turns % 4];
+    *how = *cand == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: timed against agx's" : NULL;
+    L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c); /* running: done() makes it a sample */
+    L->bytes = (double)v[1];
+    L->t0 = MPI_Wtime();
+    return MPI_SUCCESS;
+}
+
+/* AGX_TEST_FLEARN_SKEW=RANK:CAND:FACTOR (tests only): that rank's times of candidate CAND
+ * (0 the engine, 1 the library) are multiplied by FACTOR, a clock that disagrees. */
+static double skew(int cand)
+{
+    static int rank = -2, which;
+    static double factor;
+    const char *e = getenv("AGX_TEST_FLEARN_SKEW");
+    if (rank == -2 && (!e || sscanf(e, "%d:%d:%lf", &rank, &which, &factor) != 3))
+        rank = -1;
+    int me = -1;
+    if (rank >= 0 && cand == which)
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    return me == rank && rank >= 0 ? factor : 1.0;
+}
+
+void agx_flearn_done(agx_flearn *L, int valid)
+{
+    if (!L->mode || L->pend >= -1)
+        return;
+    int i = -2 - L->pend;
+    L->pend = -1;
+    if (valid) {
+        L->dt = (MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
+        L->c[i].turns++;
+    }
+}
+
+void agx_flearn_close(agx_flearn *L, MPI_Comm comm, const char *name)
+{
+    if (!L->mode || comm == MPI_COMM_NULL)
+        return;
+    int timed = L->pend >= 0;
+    long long v[2] = {timed ? (long long)(L->dt * 1e9) : -1, -timed};
+    if (PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, comm) == MPI_SUCCESS)
+        record(L, v, comm, name);
+}
