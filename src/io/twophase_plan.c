@@ -125,7 +125,11 @@ static int sort_requests(agx_tp *t)
     }
     if (pos > 0 && !t->buf)
         return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to write", t->fn, pos);
-    qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
+    int sorted = 1; /* a view's stream is in file order: no sort to pay for */
+    for (long long i = 1; i < t->nreq && sorted; i++)
+        sorted = t->req[i - 1].off <= t->req[i].off;
+    if (!sorted)
+        qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
     t->lo = LLONG_MAX;
     t->hi = -1;
     for (long long i = 0; i < t->nreq; i++) {
@@ -199,6 +203,30 @@ static int by_round(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
+/* The pieces, made in file order, ordered by (round, aggregator) keeping file order
+ * within: a counting sort when there are not many more (round, aggregator) pairs than
+ * pieces (O(pieces + pairs)), else qsort. */
+static void order_pieces(agx_tp *t)
+{
+    long long K = t->nrounds * t->naggr;
+    agx_tp_piece *out = K <= 4 * t->npc + 1024 ? malloc(sizeof *out * (size_t)(t->npc ? t->npc : 1)) : NULL;
+    long long *at = out ? calloc((size_t)K + 1, sizeof *at) : NULL;
+    if (!at) {
+        free(out);
+        qsort(t->pc, (size_t)t->npc, sizeof *t->pc, by_round);
+        return;
+    }
+    for (long long i = 0; i < t->npc; i++)
+        at[t->pc[i].round * t->naggr + t->pc[i].aggr + 1]++;
+    for (long long k = 0; k < K; k++)
+        at[k + 1] += at[k];
+    for (long long i = 0; i < t->npc; i++)
+        out[at[t->pc[i].round * t->naggr + t->pc[i].aggr]++] = t->pc[i];
+    free(at);
+    free(t->pc);
+    t->pc = out;
+}
+
 /* My requests cut into pieces (one aggregator, one round each); my records grouped by
  * aggregator in file order; then the pieces ordered by (round, aggregator, offset), the
  * order in which each round packs them. */
@@ -227,7 +255,7 @@ int agx_tp_pieces(agx_tp *t)
             t->cnt_s[t->aggr_rank[aggr]]++;
         }
     }
-    if (!(t->meta_s = malloc((size_t)(t->npc ? t->npc : 1) * AGX_TP_META_BYTES)))
+    if (!(t->meta_s = agx_tp_buf((size_t)(t->npc ? t->npc : 1) * AGX_TP_META_BYTES)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, t->npc);
     long long *at = t->rcur; /* scratch: next record per aggregator rank */
     for (int j = 0, s = 0; j < t->a.p; s += t->cnt_s[j++])
@@ -236,7 +264,7 @@ int agx_tp_pieces(agx_tp *t)
         long long *m = t->meta_s + 2 * at[t->aggr_rank[t->pc[i].aggr]]++;
         m[0] = t->pc[i].off, m[1] = t->pc[i].len;
     }
-    qsort(t->pc, (size_t)t->npc, sizeof *t->pc, by_round);
+    order_pieces(t);
     long long sum = 0;
     for (long long i = 0; i < t->npc; i++) {
         sum = i > 0 && t->pc[i].round == t->pc[i - 1].round ? sum + t->pc[i].len : t->pc[i].len;
@@ -265,10 +293,10 @@ int agx_tp_prepare_recv(agx_tp *t)
         return agx_error(MPI_ERR_COUNT, "%s: aggregator rank %d receives %lld request pieces (at most %d: more "
                          "aggregators)", t->fn, t->a.rank, t->nmeta, INT_MAX / AGX_TP_META_BYTES);
     size_t m = (size_t)(t->nmeta ? t->nmeta : 1);
-    t->meta_r = malloc(m * AGX_TP_META_BYTES);
-    t->merged = malloc(m * sizeof(long long));
-    t->rround = malloc(m * sizeof(long long));
-    t->rsender = malloc(m * sizeof(int));
+    t->meta_r = agx_tp_buf(m * AGX_TP_META_BYTES);
+    t->merged = agx_tp_buf(m * sizeof(long long));
+    t->rround = agx_tp_buf(m * sizeof(long long));
+    t->rsender = agx_tp_buf(m * sizeof(int));
     if (!t->meta_r || !t->merged || !t->rround || !t->rsender)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld records)", t->fn, t->nmeta);
     for (int s = 0; s < p; s++)
@@ -320,12 +348,13 @@ void agx_tp_free(agx_tp *t)
     free(t->rcur);
     free(t->snz);
     free(t->aggr_rank);
-    free(t->meta_s);
-    free(t->meta_r);
+    size_t ns = (size_t)(t->npc ? t->npc : 1), m = (size_t)(t->nmeta ? t->nmeta : 1);
+    agx_tp_buf_free(t->meta_s, ns * AGX_TP_META_BYTES);
+    agx_tp_buf_free(t->meta_r, m * AGX_TP_META_BYTES);
     free(t->mstart);
-    free(t->merged);
-    free(t->rround);
-    free(t->rsender);
+    agx_tp_buf_free(t->merged, m * sizeof(long long));
+    agx_tp_buf_free(t->rround, m * sizeof(long long));
+    agx_tp_buf_free(t->rsender, m * sizeof(int));
     agx_tp_buf_free(t->sbuf, (size_t)t->sbytes_max);
     agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
     agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
