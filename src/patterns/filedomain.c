@@ -55,33 +55,39 @@ long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr
     return min3(end - off, room, fd->cb - *pos);
 }
 
-/* the heap holds list indices, ordered by their head's key (then list index) */
-static int before(const long long *key, int stride, const long long *head, int x, int y)
+/* The heap holds (head key, list) pairs inline, ordered by key then list index: the
+ * compares touch the heap alone (a heap of list indices read every key through the lists,
+ * two loads away). */
+typedef struct {
+    long long key;
+    int list;
+} agx_head;
+
+static int before(const agx_head *x, const agx_head *y)
 {
-    long long kx = key[head[x] * stride], ky = key[head[y] * stride];
-    return kx < ky || (kx == ky && x < y);
+    return x->key < y->key || (x->key == y->key && x->list < y->list);
 }
 
-static void sift_down(int *heap, int n, int i, const long long *key, int stride, const long long *head)
+static void sift_down(agx_head *heap, int n, int i)
 {
+    agx_head v = heap[i];
     for (;;) {
-        int l = 2 * i + 1, m = i;
-        if (l < n && before(key, stride, head, heap[l], heap[m]))
-            m = l;
-        if (l + 1 < n && before(key, stride, head, heap[l + 1], heap[m]))
+        int l = 2 * i + 1, m = l;
+        if (l >= n)
+            break;
+        if (l + 1 < n && before(&heap[l + 1], &heap[l]))
             m = l + 1;
-        if (m == i)
-            return;
-        int t = heap[i];
+        if (!before(&heap[m], &v))
+            break;
         heap[i] = heap[m];
-        heap[m] = t;
         i = m;
     }
+    heap[i] = v;
 }
 
 int agx_merge_sorted(int k, const long long *start, const long long *key, int stride, long long *out)
 {
-    int *heap = malloc(sizeof *heap * (size_t)(k > 0 ? k : 1));
+    agx_head *heap = malloc(sizeof *heap * (size_t)(k > 0 ? k : 1));
     long long *head = malloc(sizeof *head * (size_t)(k > 0 ? k : 1));
     if (!heap || !head) {
         free(heap);
@@ -92,17 +98,19 @@ int agx_merge_sorted(int k, const long long *start, const long long *key, int st
     for (int i = 0; i < k; i++) {
         head[i] = start[i];
         if (start[i] < start[i + 1])
-            heap[n++] = i;
+            heap[n++] = (agx_head){key[start[i] * stride], i};
     }
     for (int i = n / 2 - 1; i >= 0; i--)
-        sift_down(heap, n, i, key, stride, head);
+        sift_down(heap, n, i);
     long long m = 0;
     while (n > 0) {
-        int i = heap[0];
+        int i = heap[0].list;
         out[m++] = head[i]++;
         if (head[i] == start[i + 1])
             heap[0] = heap[--n];
-        sift_down(heap, n, 0, key, stride, head);
+        else
+            heap[0].key = key[head[i] * stride];
+        sift_down(heap, n, 0);
     }
     free(heap);
     free(head);
