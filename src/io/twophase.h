@@ -77,12 +77,13 @@ int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, rou
 void agx_tp_free(agx_tp *t);
 
 /* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
- * agx, its requests are large: 16 KiB each on average; the buffer for the spans); after
- * agreement A, when every rank does (one allgather of each rank's span, requests and
- * bytes) and no two ranks' spans interleave: each rank writes its own requests, *done
- * set, the errors agreed. lo, hi: this rank's span. */
+ * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this
+ * rank's span, requests and bytes in its place), before agreement A; after it, when every
+ * rank does (one allgather of the records) and no two ranks' spans interleave or the
+ * requests are larger still: each rank writes its own requests, *done set, the errors
+ * agreed. */
 int agx_tp_own_ok(agx_tp *t);
-int agx_tp_own(agx_tp *t, long long lo, long long hi, int *done);
+int agx_tp_own(agx_tp *t, int *done);
 /* twophase_bufs.c: the round buffers kept between calls: one of at least n bytes (an idle
  * kept one, else malloc; NULL: no memory), given back with its size, all idle ones freed. */
 void *agx_tp_buf(size_t n);

@@ -5,7 +5,7 @@
  * faults and zeroing of tens of MiB: a BTIO-shaped write of 35 MB at 4 ranks spent 45 ms
  * in the engine with new buffers, 24 ms with reused ones. At most SLOTS buffers of at most
  * 64 MiB each, 256 MiB together, are kept, and all of them are freed when the last file agx watches closes
- * and at MPI_Finalize (an attribute on MPI_COMM_SELF).
+ * and at MPI_Finalize (agx_at_finalize).
  */
 #include "twophase.h"
 
@@ -22,14 +22,6 @@ static struct {
     size_t n;
     int busy;
 } slot[SLOTS];
-static int hooked;
-
-static int at_finalize(MPI_Comm c, int key, void *v, void *extra)
-{
-    (void)c, (void)key, (void)v, (void)extra;
-    agx_tp_bufs_release();
-    return MPI_SUCCESS;
-}
 
 void *agx_tp_buf(size_t n)
 {
@@ -52,7 +44,7 @@ void agx_tp_buf_free(void *p, size_t n)
         return;
     n = n ? n : 1;
     pthread_mutex_lock(&mu);
-    int i = 0, hook = 0;
+    int i = 0, stored = 0;
     while (i < SLOTS && slot[i].p != p)
         i++;
     if (i < SLOTS)
@@ -68,15 +60,13 @@ void agx_tp_buf_free(void *p, size_t n)
         if (j >= 0 && kept - slot[j].n + n <= KEEP_TOTAL) {
             free(slot[j].p);
             slot[j].p = p, slot[j].n = n, slot[j].busy = 0, p = NULL;
-            hook = !hooked, hooked = 1;
+            stored = 1;
         }
     }
     pthread_mutex_unlock(&mu);
     free(p);
-    int key, fin = 0;
-    if (hook && MPI_Finalized(&fin) == MPI_SUCCESS && !fin &&
-        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key, NULL) == MPI_SUCCESS)
-        MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL), MPI_Comm_free_keyval(&key);
+    if (stored) /* outside mu: the finalize list has its own lock; registered once */
+        agx_at_finalize(agx_tp_bufs_release);
 }
 
 void agx_tp_bufs_release(void)

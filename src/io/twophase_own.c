@@ -54,16 +54,18 @@ int agx_tp_own_ok(agx_tp *t)
         bytes += t->req[i].len;
     if (t->nreq && bytes / t->nreq < OWN_MIN_BYTES)
         return 0;
-    return (t->own_rec = malloc(sizeof *t->own_rec * 4 * (size_t)t->a.p)) != NULL;
+    long long *mine = t->own_rec = malloc(sizeof *t->own_rec * 4 * (size_t)t->a.p);
+    if (!mine)
+        return 0;
+    mine += 4 * t->a.rank; /* this rank's record, gathered in place by agx_tp_own */
+    mine[0] = t->nreq ? t->lo : 0, mine[1] = t->nreq ? t->hi : 0, mine[2] = t->nreq, mine[3] = bytes;
+    return 1;
 }
 
-int agx_tp_own(agx_tp *t, long long lo, long long hi, int *done)
+int agx_tp_own(agx_tp *t, int *done)
 {
-    long long bytes = 0, mine[4], *rec = t->own_rec;
-    for (long long i = 0; i < t->nreq; i++)
-        bytes += t->req[i].len;
-    mine[0] = t->nreq ? lo : 0, mine[1] = t->nreq ? hi : 0, mine[2] = t->nreq, mine[3] = bytes;
-    int rc = PMPI_Allgather(mine, 4, MPI_LONG_LONG, rec, 4, MPI_LONG_LONG, t->a.comm);
+    long long *rec = t->own_rec;
+    int rc = PMPI_Allgather(MPI_IN_PLACE, 4, MPI_LONG_LONG, rec, 4, MPI_LONG_LONG, t->a.comm);
     *done = 0;
     if (rc != MPI_SUCCESS)
         return agx_error(rc, "%s: the ranks' spans could not be gathered", t->fn);

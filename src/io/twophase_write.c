@@ -303,12 +303,11 @@ static int write_all(agx_tp *t, int native)
         return AGX_IO_NATIVE;
     if (v[2] != -v[3])
         return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
-    long long lo = t->lo, hi = t->hi;
     int own = 0;
     t->lo = -v[0], t->hi = v[1];
     if (t->hi <= t->lo) /* nothing to write anywhere */
         return MPI_SUCCESS;
-    if (v[5] == -1 && ((rc = agx_tp_own(t, lo, hi, &own)) != MPI_SUCCESS || own)) /* every rank may */
+    if (v[5] == -1 && ((rc = agx_tp_own(t, &own)) != MPI_SUCCESS || own)) /* every rank may */
         return rc;
     local = agx_tp_aggregators(t);
     if (local == MPI_SUCCESS)

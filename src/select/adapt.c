@@ -30,12 +30,12 @@
 
 #define AGX_LEARN_MARGIN 0.03
 
-static int class_of(long long bytes)
+int agx_size_class(long long bytes)
 {
     int c = 0;
     while (c < 62 && (1LL << c) <= bytes)
         c++;
-    return c; /* bytes in [2^(c-1), 2^c) */
+    return c;
 }
 
 /* The part of a call's shape beyond its size that can change its candidates or winner. */
@@ -52,7 +52,7 @@ static int sub_of(const agx_args *a)
 
 static unsigned key_of(const agx_args *a)
 {
-    return 1u + (unsigned)(((a->op * AGX_KIND_LAST + a->kind) * 64 + class_of(a->msg_bytes)) * 8 + sub_of(a));
+    return 1u + (unsigned)(((a->op * AGX_KIND_LAST + a->kind) * 64 + agx_size_class(a->msg_bytes)) * 8 + sub_of(a));
 }
 
 /* The class's entry (made when absent), or NULL when out of memory. */

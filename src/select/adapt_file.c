@@ -27,14 +27,6 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct { int p, cls, winner; } mem[64]; /* the classes this process decided */
 static int nmem;
 
-static int class_of(long long bytes)
-{
-    int c = 0;
-    while (c < 62 && (1LL << c) <= bytes)
-        c++;
-    return c; /* bytes in [2^(c-1), 2^c) */
-}
-
 static int remembered(int p, int cls)
 {
     int w = -1;
@@ -139,7 +131,7 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         *cand = AGX_FLEARN_VOTED;
         return MPI_SUCCESS;
     }
-    agx_flearn_class *c = entry(L, class_of(v[1]) * 64 + class_of(v[2]) / 2, comm, &rc);
+    agx_flearn_class *c = entry(L, agx_size_class(v[1]) * 64 + agx_size_class(v[2]) / 2, comm, &rc);
     if (!c)
         return rc;
     if (c->decided) {

@@ -79,10 +79,7 @@ static void out_keep(const agx_args *a, const agx_learn *e, const char *note)
     const agx_regions *R = a->kind == AGX_KIND_INTRA ? a->ctx->reg : NULL;
     out_row r = {.op = a->op, .kind = a->kind, .p = a->p, .nodes = R ? R->r : 0, .ppn = R ? R->max_size : 0,
                  .alg = agx_call_alg(a, e->cand[e->winner])->name};
-    int c = 0;
-    while (c < 62 && (1LL << c) <= a->msg_bytes)
-        c++;
-    r.cls = c;
+    r.cls = agx_size_class(a->msg_bytes);
     snprintf(r.note, sizeof r.note, "%s", note);
     pthread_mutex_lock(&out_lock);
     if (out_rank < 0)
