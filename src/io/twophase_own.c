@@ -4,7 +4,10 @@
  * large (16 KiB on average on every rank), or they interleave but are larger still (64
  * KiB on average, or a stripe unit where the hints give one), the aggregators would only
  * copy each rank's bytes once more before writing them in pieces no larger: each rank
- * writes its own requests (adjacent ones in one call) and the errors are agreed. docs/algorithms.md, "Two-phase collective write".
+ * writes its own requests (adjacent ones in one call) and the errors are agreed.
+ * Cost of such a call: agreement A (one more integer in it), one allgather of 32 B per
+ * rank, the rank's own writes, agreement D; no exchange, no aggregator. A call that stays
+ * with the aggregators pays the allgather only when every rank's requests are large. docs/algorithms.md, "Two-phase collective write".
  */
 #include "twophase.h"
 
