@@ -369,12 +369,24 @@ typedef struct {
                                * pieces skips the rounds empty everywhere (rounds is then
                                * the span's count, at most INT_MAX) */
     long long sieve_reads;    /* stretches read back to fill holes (data sieving) */
+    long long bytes_read;     /* agx_file_read_all: by this process as an aggregator (or its
+                               * own requests), holes between them included */
+    long long read_calls;     /* its MPI_File_read_at calls */
 } agx_io_stats;
 
 /* hints: NULL for the defaults; stats: NULL, or filled on success. */
 int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[],
                        const int lengths[], const void *buf, const agx_io_hints *hints,
                        agx_io_stats *stats);
+/* The collective read: buf receives the requests' bytes packed in the order given, as
+ * MPI_File_read_all would read them (two-phase read: the aggregators read their file
+ * domains, a stretch per round in one call where holes are small (data sieving) and send
+ * each rank its pieces with the data kernel). Requests may overlap here. A request past
+ * the end of the file (the smallest size any rank sees) is an MPI_ERR_IO error on every
+ * rank, before anything is read. hints as for the write (cb_always: romio_cb_read=enable,
+ * no_sieve: romio_ds_read=disable, no_write: no file access). */
+int agx_file_read_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[],
+                      const int lengths[], void *buf, const agx_io_hints *hints, agx_io_stats *stats);
 
 /* ---- MPI-IO collective writes through the two-phase engine ------------------------------
  * MPI's own signatures, for unmodified programs (libagx-preload.so maps MPI_File_open,
@@ -385,7 +397,7 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
  * engine: the file holds what the library would have written, the individual file
  * pointer moves as MPI specifies, the status counts the elements. A write agx does not
  * take goes to the library's own on every rank (AGX_VERBOSE says why): atomic mode,
- * MPI_MODE_SEQUENTIAL or read-only, an inter-communicator, a data representation other
+ * MPI_MODE_SEQUENTIAL or read-only (for writes), an inter-communicator, a data representation other
  * than "native", romio_cb_write=disable, hints that differ between ranks, a type agx
  * cannot flatten, an argument the library should judge. Hints (the info of open,
  * set_view or set_info): cb_nodes, cb_buffer_size, striping_unit (striped domains),
@@ -401,10 +413,19 @@ int agx_mpi_file_set_info(MPI_File fh, MPI_Info info);
 int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                               MPI_Datatype datatype, MPI_Status *status);
+/* Collective reads the same way (agx_file_read_all's engine): the buffer as the library
+ * would fill it, the pointer and status as MPI specifies. Left to the library as writes
+ * are, and also: a handle that cannot read (MPI_MODE_WRONLY), romio_cb_read=disable, a
+ * read past the end of the file. AGX_ADAPT times reads apart from writes. */
+int agx_mpi_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int agx_mpi_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                             MPI_Status *status);
 int agx_mpi_file_close(MPI_File *fh);
 /* How the last write on fh went: 1 when agx's two-phase engine took it (*why: its data
- * kernel's name), 0 when it went to the library's own (*why: why). Static strings. Local. */
+ * kernel's name), 0 when it went to the library's own (*why: why). Static strings. Local.
+ * agx_mpi_file_last_read: the same for the last collective read. */
 int agx_mpi_file_last(MPI_File fh, const char **why);
+int agx_mpi_file_last_read(MPI_File fh, const char **why);
 
 /* ---- listing the registry ------------------------------------------------------------- */
 /* Number of algorithms registered for (op, kind). */

@@ -2,7 +2,10 @@
 # The MPI-IO drop-in under an unmodified PnetCDF program (tests/preload/pnetcdf_app.c, the
 # shapes of KangRoss20's E3SM, FLASH and BTIO): each workload written plain and under
 # libagx-preload.so must give byte-identical files (cmp), with AGX_VERBOSE showing that
-# agx's two-phase write ran and the report at MPI_Finalize counting it. Both of Open MPI's MPI-IO implementations (OMPIO, ROMIO via
+# agx's two-phase write ran and the report at MPI_Finalize counting it; the program then
+# reads every write back collectively (get_varn_all, iget + wait_all, get_vara_all with a
+# halo memory type) and checks each value (exit 1 if one differs), and the reads must
+# have gone through agx's two-phase read too. Both of Open MPI's MPI-IO implementations (OMPIO, ROMIO via
 # OMPI_MCA_io=romio321); every data / metadata kernel, forced through PnetCDF's
 # PNETCDF_HINTS (agx_data_kernel, agx_meta_kernel), with 1-4 aggregators (cb_nodes),
 # striped domains, and collective buffers small enough for several rounds; 1-8 ranks; and
@@ -43,6 +46,8 @@ for io in ompio romio321; do
         echo "FAIL: $what: the engine did not run"; grep agx "$t/out" | head -5; fail=1
       elif ! grep -q "^agx-preload: rank 0: file_write_all [0-9]* calls through agx ([0-9]* B written):.* two_phase/$(case $k in auto | hybrid | default) echo '[a-z_]*' ;; *) echo "$k" ;; esac) [1-9]" "$t/out"; then
         echo "FAIL: $what: the report does not count the two-phase writes"; grep agx-preload "$t/out"; fail=1
+      elif ! grep -q "agx's two-phase read" "$t/out" || ! grep -q "^agx-preload: rank 0: file_read_all [0-9]* calls through agx.* two_phase/" "$t/out"; then
+        echo "FAIL: $what: the reads did not go through agx's engine"; grep "agx-preload\|read" "$t/out" | head -5; fail=1
       elif [ "$k" = default ] && [ "$w" = flash ] && ! grep -q "^agx-preload: rank 0: file_write_all.* two_phase/own [1-9]" "$t/out"; then
         echo "FAIL: $what: FLASH's large blocks were not written by their ranks"; grep agx-preload "$t/out"; fail=1
       elif ! cmp -s "$plain" "$t/agx.nc"; then

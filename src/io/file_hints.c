@@ -6,52 +6,66 @@
 #include <string.h>
 #include <strings.h>
 
-/* The hints of info (the caller's, not what the library kept: it may drop agx's keys). */
-static void read_hints(agx_file *f, MPI_Info info, int *cb_disable)
+/* The hints of info (the caller's, not what the library kept: it may drop agx's keys);
+ * cb[d]: romio_cb_write / romio_cb_read, -1 disable, 1 enable, 0 automatic. */
+static void read_hints(agx_file *f, MPI_Info info, int cb[2])
 {
     char v[MPI_MAX_INFO_VAL + 1];
-    int flag;
-    agx_io_hints_init(&f->h);
-    *cb_disable = 0;
-    if (info == MPI_INFO_NULL)
-        return;
-#define HINT(key) (PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
+    int flag, ds[2] = {0, 0};
+    agx_io_hints h;
+    agx_io_hints_init(&h);
+    cb[0] = cb[1] = 0;
+#define HINT(key) (info != MPI_INFO_NULL && PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS && flag)
     if (HINT("cb_nodes"))
-        f->h.aggregators = atoi(v) > 0 ? atoi(v) : 0;
+        h.aggregators = atoi(v) > 0 ? atoi(v) : 0;
     if (HINT("cb_buffer_size"))
-        f->h.cb_buffer_size = atoll(v) > 0 && atoll(v) <= (1LL << 30) ? atoll(v) : 0;
+        h.cb_buffer_size = atoll(v) > 0 && atoll(v) <= (1LL << 30) ? atoll(v) : 0;
     if (HINT("striping_unit") && atoll(v) > 0)
-        f->h.layout = AGX_IO_STRIPED, f->h.stripe_size = atoll(v);
+        h.layout = AGX_IO_STRIPED, h.stripe_size = atoll(v);
     if (HINT("striping_factor") && atoi(v) > 0)
-        f->h.stripe_count = atoi(v);
-    if (HINT("romio_cb_write"))
-        *cb_disable = !strcasecmp(v, "disable"), f->h.cb_always = !strcasecmp(v, "enable");
-    if (HINT("romio_ds_write"))
-        f->h.no_sieve = !strcasecmp(v, "disable");
+        h.stripe_count = atoi(v);
+    static const char *const cbkey[2] = {"romio_cb_write", "romio_cb_read"}, *const dskey[2] = {"romio_ds_write",
+                                                                                                "romio_ds_read"};
+    for (int d = 0; d < 2; d++) {
+        if (HINT(cbkey[d]))
+            cb[d] = !strcasecmp(v, "disable") ? -1 : !strcasecmp(v, "enable");
+        if (HINT(dskey[d]))
+            ds[d] = !strcasecmp(v, "disable");
+    }
     if (HINT("agx_meta_kernel") && strlen(v) < sizeof f->meta)
-        strcpy(f->meta, v), f->h.meta_kernel = f->meta;
+        strcpy(f->meta, v), h.meta_kernel = f->meta;
     if (HINT("agx_data_kernel") && strlen(v) < sizeof f->data)
-        strcpy(f->data, v), f->h.data_kernel = f->data;
+        strcpy(f->data, v), h.data_kernel = f->data;
     if (HINT("agx_throttle"))
-        f->h.throttle = atoi(v) >= 0 ? atoi(v) : -1;
+        h.throttle = atoi(v) >= 0 ? atoi(v) : -1;
 #undef HINT
+    for (int d = 0; d < 2; d++) {
+        f->dir[d].h = h;
+        f->dir[d].h.cb_always = cb[d] > 0;
+        f->dir[d].h.no_sieve = ds[d];
+    }
 }
 
 /* Hints read and agreed (collective over f->comm), with whether every rank has its record
- * (`ok`): ranks whose hints differ, a romio_cb_write=disable, or a rank without memory
- * for agx's state leave the file to the library on every rank. */
+ * (`ok`): ranks whose hints differ or a rank without memory for agx's state leave the
+ * file to the library on every rank; romio_cb_write=disable (romio_cb_read) its writes
+ * (reads). */
 void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok)
 {
-    int cb_disable;
-    read_hints(f, info, &cb_disable);
-    long long h = (long long)(agx_tp_hints_hash(&f->h) >> 1) ^ cb_disable, v[3] = {h, -h, !ok};
+    int cb[2];
+    read_hints(f, info, cb);
+    unsigned long long x = agx_tp_hints_hash(&f->dir[0].h) ^ (agx_tp_hints_hash(&f->dir[1].h) * 3);
+    long long h = (long long)(x >> 1) ^ ((cb[0] < 0) | (cb[1] < 0) << 1), v[3] = {h, -h, !ok};
+    f->dir[0].hint_off = f->dir[1].hint_off = NULL;
     if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 3, "MPI_File_open", "") != MPI_SUCCESS)
         f->hints_why = "the hints could not be compared";
     else if (v[2]) /* for good: that rank keeps no state, so no later agreement */
         f->hints_why = "a rank had no memory for agx's state of the file", f->lost = 1;
     else if (v[0] != -v[1])
         f->hints_why = "the hints differ between ranks";
-    else
-        f->hints_why = cb_disable ? "romio_cb_write=disable" : NULL;
+    else {
+        f->hints_why = NULL;
+        f->dir[0].hint_off = cb[0] < 0 ? "romio_cb_write=disable" : NULL;
+        f->dir[1].hint_off = cb[1] < 0 ? "romio_cb_read=disable" : NULL;
+    }
 }
-

@@ -32,6 +32,9 @@ typedef struct {
     const MPI_Offset *off;
     const int *len;
     const char *buf;
+    char *out;               /* a read: where the requests' bytes go (buf, writable) */
+    int reading;             /* 1: agx_file_read_all (the rounds run the other way) */
+    long long fsize;         /* a read: the file's size on this rank */
     agx_tp_req *req;         /* my non-empty requests in file order */
     long long nreq;
     long long lo, hi;        /* my bytes' span, then the whole call's */
@@ -89,10 +92,17 @@ int agx_tp_own(agx_tp *t, int *done);
 void *agx_tp_buf(size_t n);
 void agx_tp_buf_free(void *p, size_t n);
 void agx_tp_bufs_release(void);
-/* twophase_write.c: one MPI_File_write_at of len bytes at off; `used` of them the call's
- * data (the rest: holes read back); a failure kept in *werr, the rest skipped. */
-int agx_tp_write_run(agx_tp *t, long long off, const char *data, long long len, long long used, int *werr);
-
+/* twophase_write.c: one MPI_File_read_at (reading) or MPI_File_write_at of len bytes at
+ * off; `used` of them the call's data (the rest: holes read back); a failure or a short
+ * count kept in *err (an error already raised: the rest skipped). */
+int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, long long used, int *err);
+/* twophase_write.c: one exchange of a round with the kernel alg (sc/sd, rc/rd set). */
+int agx_tp_exchange(agx_tp *t, int alg, const void *sbuf, void *rbuf);
+/* twophase_read.c: the most aggregators that send this rank pieces in one round (a read's
+ * senders), and round r of a read: the aggregator reads its records of the round ([*mc,
+ * ...) of the merge) and sends them, every rank places its pieces ([*ps, ...)). */
+long long agx_tp_read_senders(const agx_tp *t);
+int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int *rerr);
 /* twophase_write.c: the engine on prepared requests, raising nothing (agx_file_write_all
  * and the MPI-IO entries raise). native: 1 when this rank asks for the MPI library's own
  * write (a case agx does not take), 0 when not; when any rank does, or requests of two
@@ -102,6 +112,12 @@ int agx_tp_write_run(agx_tp *t, long long off, const char *data, long long len, 
 #define AGX_IO_NATIVE (-1)
 int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
                  const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
+/* The read the same way (twophase_read.c); a request past the end of the file: with
+ * native 0, AGX_IO_NATIVE on every rank, with -1 an error. */
+int agx_tp_read(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
+                const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
+/* twophase_write.c: both directions' driver (t prepared by agx_tp_write / agx_tp_read). */
+int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats);
 
 /* ---- the MPI-IO entries (file_flat.c, file_mpi.c) ---- */
 /* One instance of a datatype as runs of contiguous bytes in type-map order, adjacent
@@ -114,29 +130,47 @@ typedef struct {
 int agx_flatten(MPI_Datatype t, agx_flat *f);
 void agx_flat_free(agx_flat *f);
 
-/* ---- the MPI-IO drop-in (file_mpi.c, file_hints.c): agx's state of one file handle ---- */
+/* ---- the MPI-IO drop-in (file_mpi.c, file_access.c, file_hints.c): agx's state of one
+ * file handle; what differs between writes ([0]) and reads ([1]) in a direction each ---- */
+typedef struct {
+    const char *why;           /* non-NULL: this direction goes to the library, and why
+                                * (open's mode, an inter-communicator, ...) */
+    const char *hint_off;      /* the same from the hints (romio_cb_write / _read=disable) */
+    agx_io_hints h;            /* the hints, this direction's (cb_always, no_sieve) */
+    long long taken, given;    /* calls the engine took, calls left to the library */
+    const char *last;          /* how the last call went (a static string; NULL: agx's) */
+    const char *kernel;        /* the last call agx took: its data kernel (a static name) */
+    agx_flearn learn;          /* AGX_ADAPT: the engine against the library's own (select.h) */
+} agx_file_dir;
 typedef struct {
     MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
     MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
     char *path;
-    const char *why;           /* non-NULL: every write goes to the library, and why */
-    const char *hints_why;     /* the same for the hints (set_info may change them) */
+    int amode;
+    const char *hints_why;     /* non-NULL: every call goes to the library (the hints could
+                                * not be agreed), and why */
     int shadow_state;          /* 0 not yet, 1 open, -1 could not be opened */
-    agx_io_hints h;
+    int shadow_reads;          /* the shadow was opened for reading */
     char meta[64], data[64];   /* the kernel hints' strings */
     MPI_Offset disp;           /* the view */
     int etype_size, native_rep, default_view, flat_ok;
     agx_flat ft;
     long long *pre;            /* pre[i]: the file type's data bytes before run i */
-    long long taken, given;    /* writes the engine took, writes left to the library */
-    const char *last;          /* how the last write went (a static string) */
-    const char *kernel;        /* the last write agx took: its data kernel (a static name) */
+    agx_file_dir dir[2];       /* writes, reads */
     int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
     int lost;                  /* a rank keeps no state of this file: never agree again */
-    agx_flearn learn;          /* AGX_ADAPT: the engine against the library's own (select.h) */
 } agx_file;
 /* Hints read from info and agreed (collective over f->comm), with whether every rank has
  * its record (`ok`); a disagreement leaves the file to the library on every rank. */
 void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok);
+/* file_mpi.c: the state of a handle (NULL: not agx's); AGX_VERBOSE's line for a reason
+ * (bit: said once per file; all_ranks: only rank 0 of the file says it). */
+agx_file *agx_file_find(MPI_File fh);
+__attribute__((format(printf, 4, 5))) void agx_file_tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...);
+/* file_access.c: the view's stream bytes [s, s + nbytes) as file (offset, length)
+ * requests in file order (0, or -1: too many, out of memory); the shadow handle opened
+ * (collective: on every rank or none), 0 when it cannot serve this direction. */
+int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n);
+int agx_file_shadow(agx_file *f, int reading);
 
 #endif

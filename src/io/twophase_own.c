@@ -1,16 +1,18 @@
 /*
- * The two-phase write's first question (ROMIO's automatic collective buffering): does
- * anyone gain from aggregation? When no two ranks' spans interleave and the requests are
- * large (16 KiB on average on every rank), or they interleave but are larger still (64
- * KiB on average, or a stripe unit where the hints give one), the aggregators would only
- * copy each rank's bytes once more before writing them in pieces no larger: each rank
- * writes its own requests (adjacent ones in one call) and the errors are agreed.
- * Cost of such a call: agreement A (one more integer in it), one allgather of 32 B per
- * rank, the rank's own writes, agreement D; no exchange, no aggregator. A call that stays
- * with the aggregators pays the allgather only when every rank's requests are large. docs/algorithms.md, "Two-phase collective write".
+ * The two-phase write's (and read's) first question (ROMIO's automatic collective
+ * buffering): does anyone gain from aggregation? When no two ranks' spans interleave and
+ * the requests are large (16 KiB on average on every rank), or they interleave but are
+ * larger still (64 KiB on average, or a stripe unit where the hints give one), the
+ * aggregators would only copy each rank's bytes once more before moving them in pieces
+ * no larger: each rank writes (reads) its own requests, adjacent ones in one call, and
+ * the errors are agreed. Cost of such a call: agreement A (one more integer in it), one
+ * allgather of 32 B per rank, the rank's own file calls, agreement D; no exchange, no
+ * aggregator. A call that stays with the aggregators pays the allgather only when every
+ * rank's requests are large. docs/algorithms.md, "Two-phase collective write".
  */
 #include "twophase.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -76,13 +78,16 @@ int agx_tp_own(agx_tp *t, int *done)
     if (!separate(rec, t->a.p, big))
         return MPI_SUCCESS;
     int werr = MPI_SUCCESS;
-    for (long long i = 0; i < t->nreq;) { /* adjacent in the file and in the buffer: one write */
+    for (long long i = 0; i < t->nreq;) { /* adjacent in the file and in the buffer: one call */
         long long j = i + 1, len = t->req[i].len;
-        while (j < t->nreq && t->req[j].off == t->req[i].off + len && t->req[j].pos == t->req[i].pos + len)
+        while (j < t->nreq && t->req[j].off == t->req[i].off + len && t->req[j].pos == t->req[i].pos + len &&
+               len <= INT_MAX - t->req[j].len)
             len += t->req[j++].len;
-        agx_tp_write_run(t, t->req[i].off, t->buf + t->req[i].pos, len, len, &werr);
+        agx_tp_io(t, t->reading, t->req[i].off, (t->reading ? t->out : (char *)t->buf) + t->req[i].pos, len, len,
+                  &werr);
         i = j;
     }
     *done = t->own = 1;
-    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn, "failed to write its own requests");
+    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn,
+                     t->reading ? "failed to read its own requests" : "failed to write its own requests");
 }

@@ -1,5 +1,5 @@
 /*
- * Two-phase collective write, the plan (twophase.h): what each process can work out
+ * Two-phase collective write and read, the plan (twophase.h): what each process can work out
  * alone, before and between the driver's agreements. Every allocation and check here is
  * followed by an agreement, so a failure on one rank fails the call everywhere.
  */
@@ -124,7 +124,8 @@ static int sort_requests(agx_tp *t)
         pos += t->len[i];
     }
     if (pos > 0 && !t->buf)
-        return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to write", t->fn, pos);
+        return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to %s", t->fn, pos,
+                         t->reading ? "read" : "write");
     int sorted = 1; /* a view's stream is in file order: no sort to pay for */
     for (long long i = 1; i < t->nreq && sorted; i++)
         sorted = t->req[i - 1].off <= t->req[i].off;
@@ -188,6 +189,8 @@ int agx_tp_aggregators(agx_tp *t)
     memset(ns, 0, sizeof(int) * (size_t)p);
     for (int k = 0; k < t->naggr; k++)
         ns[t->aggr_rank[k]] = 1;
+    for (int r = 0; t->reading && r < p; r++) /* a read: the aggregators send, any rank receives */
+        ns[r] = 1;
     if (agx_a2a_pattern_init(&t->pt, p, ns))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (p = %d)", t->fn, p);
     return MPI_SUCCESS;
@@ -325,16 +328,18 @@ int agx_tp_merge(agx_tp *t)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory merging %lld records", t->fn, t->nmeta);
     for (long long k = 0; k < t->nmeta; k++) {
         long long i = t->merged[k], j = k > 0 ? t->merged[k - 1] : -1;
-        if (j >= 0 && m[2 * j] + m[2 * j + 1] > m[2 * i] && t->native_ok)
+        int ov = !t->reading && j >= 0 && m[2 * j] + m[2 * j + 1] > m[2 * i]; /* ranks may read a byte twice */
+        if (ov && t->native_ok)
             return t->overlap = 1, MPI_SUCCESS; /* MPI leaves the bytes undefined; the library decides */
-        if (j >= 0 && m[2 * j] + m[2 * j + 1] > m[2 * i])
+        if (ov)
             return agx_error(MPI_ERR_ARG, "%s: requests of rank %d ([%lld, +%lld)) and rank %d ([%lld, +%lld)) "
                              "overlap", t->fn, t->rsender[j], m[2 * j], m[2 * j + 1], t->rsender[i], m[2 * i],
                              m[2 * i + 1]);
         sum = j >= 0 && t->rround[j] == t->rround[i] ? sum + m[2 * i + 1] : m[2 * i + 1];
         t->rbytes_max = sum > t->rbytes_max ? sum : t->rbytes_max;
     }
-    if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) || !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max)))
+    if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) ||
+        (!t->reading && !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max))))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
     return MPI_SUCCESS;
 }

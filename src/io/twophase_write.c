@@ -51,7 +51,7 @@ static int pick(agx_tp *t, const char *hint, const char *hybrid, long long smax,
     return *alg >= 0 ? MPI_SUCCESS : agx_error(MPI_ERR_INTERN, "%s: no kernel '%s'", t->fn, name);
 }
 
-static int exchange(agx_tp *t, int alg, const void *sbuf, void *rbuf)
+int agx_tp_exchange(agx_tp *t, int alg, const void *sbuf, void *rbuf)
 {
     return agx_a2a_exchange(&t->a, alg, &t->pt, t->throttle, t->flags, sbuf, t->sc, t->sd, rbuf, t->rc, t->rd,
                             t->snz, t->rnz);
@@ -79,7 +79,7 @@ static int metadata(agx_tp *t, int local)
         t->sc[j] = t->cnt_s[j] * AGX_TP_META_BYTES, t->sd[j] = s;
         t->rc[j] = t->cnt_r[j] * AGX_TP_META_BYTES, t->rd[j] = r;
     }
-    rc = exchange(t, t->alg_meta, t->meta_s, t->meta_r);
+    rc = agx_tp_exchange(t, t->alg_meta, t->meta_s, t->meta_r);
     t->st.meta_time = now() - t0;
     return rc;
 }
@@ -144,33 +144,34 @@ static void round_sizes(agx_tp *t, long long r, long long *ps)
     }
 }
 
-/* `used` of the len bytes are the call's data (the rest: holes read back, sieve_read) */
-int agx_tp_write_run(agx_tp *t, long long off, const char *data, long long len, long long used, int *werr)
+int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, long long used, int *err)
 {
     MPI_Status st;
     int count = 0, rc;
-    double t0 = now();
-    if (t->h.no_write || *werr != MPI_SUCCESS)
+    if (t->h.no_write || *err != MPI_SUCCESS || len <= 0)
         return MPI_SUCCESS;
-    rc = MPI_File_write_at(t->fh, off, data, (int)len, MPI_BYTE, &st);
+    double t0 = now();
+    rc = reading ? MPI_File_read_at(t->fh, off, data, (int)len, MPI_BYTE, &st)
+                 : MPI_File_write_at(t->fh, off, data, (int)len, MPI_BYTE, &st);
     if (rc == MPI_SUCCESS)
         MPI_Get_count(&st, MPI_BYTE, &count);
     t->st.io_time += now() - t0;
-    t->st.write_calls++;
+    *(reading ? &t->st.read_calls : &t->st.write_calls) += 1;
     if (rc == MPI_SUCCESS && count == len) {
-        t->st.bytes_written += used;
+        *(reading ? &t->st.bytes_read : &t->st.bytes_written) += used;
         return MPI_SUCCESS;
     }
     char msg[MPI_MAX_ERROR_STRING];
     int n, cls = MPI_ERR_IO;
-    snprintf(msg, sizeof msg, "a short write, %d bytes: the file system refused the rest", count);
+    snprintf(msg, sizeof msg, "a short %s, %d bytes: %s", reading ? "read" : "write", count,
+             reading ? "the file ended earlier" : "the file system refused the rest");
     if (rc != MPI_SUCCESS) {
         agx_error_string(rc, msg, &n);
         MPI_Error_class(rc, &cls);
     }
-    *werr = agx_error(cls, "%s: aggregator rank %d: MPI_File_write_at of %lld bytes at offset %lld failed (%s)",
-                      t->fn, t->a.rank, len, off, msg);
-    return *werr;
+    *err = agx_error(cls, "%s: rank %d: MPI_File_%s_at of %lld bytes at offset %lld failed (%s)", t->fn, t->a.rank,
+                     reading ? "read" : "write", len, off, msg);
+    return *err;
 }
 
 /* Data sieving: the file bytes [off, off + len) read into vbuf, so that the holes
@@ -227,7 +228,7 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
                 memcpy(t->vbuf + (o - first), t->rbuf + t->rpos[s], (size_t)l), w += l;
             else {
                 if (run_off >= 0 && run_off + (w - run_w) != o) {
-                    agx_tp_write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
+                    agx_tp_io(t, 0, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
                     run_off = -1;
                 }
                 if (run_off < 0)
@@ -239,9 +240,9 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
             t->rcur[s]++;
         }
         if (sieve)
-            agx_tp_write_run(t, first, t->vbuf, end - first, w, werr);
+            agx_tp_io(t, 0, first, t->vbuf, end - first, w, werr);
         else if (run_off >= 0)
-            agx_tp_write_run(t, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
+            agx_tp_io(t, 0, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
     }
 }
 
@@ -252,7 +253,12 @@ static int rounds(agx_tp *t)
 {
     long long v[3] = {0, t->npc, 0}, ps = 0, mc = 0;
     int local = t->my_aggr >= 0 ? agx_tp_merge(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
-    if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->overlap)
+    if (t->reading) { /* the senders are the aggregators: the most of them one rank hears */
+        v[0] = agx_tp_read_senders(t);
+        for (int s = 0; local == MPI_SUCCESS && t->my_aggr >= 0 && s < t->a.p; s++)
+            t->rcur[s] = t->mstart[s];
+    }
+    else if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->overlap)
         v[0] = round_senders(t);
     v[2] = t->overlap;
     if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 3, t->fn, "found overlapping requests or ran out of "
@@ -273,18 +279,24 @@ static int rounds(agx_tp *t)
                 break;
         }
         t->st.rounds_visited++;
+        if (t->reading) {
+            if ((rc = agx_tp_read_round(t, r, &ps, &mc, &werr)) != MPI_SUCCESS)
+                return rc;
+            continue;
+        }
         round_sizes(t, r, &ps);
         double t0 = now();
-        if ((rc = exchange(t, t->alg_data, t->sbuf, t->rbuf)) != MPI_SUCCESS)
+        if ((rc = agx_tp_exchange(t, t->alg_data, t->sbuf, t->rbuf)) != MPI_SUCCESS)
             return rc;
         t->st.data_time += now() - t0;
         if (t->my_aggr >= 0)
             place_and_write(t, r, &mc, &werr);
     }
-    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn, "failed to write its file domain");
+    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn,
+                     t->reading ? "failed to read its file domain" : "failed to write its file domain");
 }
 
-static int write_all(agx_tp *t, int native)
+static int run_all(agx_tp *t, int native)
 {
     int rc;
     agx_coll_install();
@@ -296,8 +308,8 @@ static int write_all(agx_tp *t, int native)
     native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
     int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
-    long long v[6] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok};
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 6, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+    long long v[7] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize};
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 7, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
     if (v[4])
         return AGX_IO_NATIVE;
@@ -305,8 +317,11 @@ static int write_all(agx_tp *t, int native)
         return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
     int own = 0;
     t->lo = -v[0], t->hi = v[1];
-    if (t->hi <= t->lo) /* nothing to write anywhere */
+    if (t->hi <= t->lo) /* nothing to move anywhere */
         return MPI_SUCCESS;
+    if (t->reading && t->hi > -v[6]) /* past the end of the file (the smallest size seen) */
+        return t->native_ok ? AGX_IO_NATIVE : agx_error(MPI_ERR_IO, "%s: the requests reach byte %lld, past the "
+                                                        "end of the file (%lld bytes)", t->fn, t->hi, -v[6]);
     if (v[5] == -1 && ((rc = agx_tp_own(t, &own)) != MPI_SUCCESS || own)) /* every rank may */
         return rc;
     local = agx_tp_aggregators(t);
@@ -315,6 +330,39 @@ static int write_all(agx_tp *t, int native)
     if ((rc = metadata(t, local)) != MPI_SUCCESS)
         return rc;
     return rounds(t);
+}
+
+int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
+{
+    /* MPI_File calls made here return their errors (the user's handler runs once, at
+     * the end, with agx's agreed error) */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (t->fh != MPI_FILE_NULL && MPI_File_get_errhandler(t->fh, &eh) == MPI_SUCCESS)
+        MPI_File_set_errhandler(t->fh, MPI_ERRORS_RETURN);
+    MPI_Offset size = 0;
+    t->fsize = LLONG_MAX / 2; /* a read compares its span with the smallest size seen */
+    if (t->reading && !t->h.no_write && t->fh != MPI_FILE_NULL)
+        t->fsize = MPI_File_get_size(t->fh, &size) == MPI_SUCCESS ? size : 0;
+    double t0 = now();
+    int rc = run_all(t, native);
+    if (eh != MPI_ERRHANDLER_NULL) {
+        MPI_File_set_errhandler(t->fh, eh);
+        MPI_Errhandler_free(&eh);
+    }
+    if (rc == MPI_SUCCESS && stats) {
+        t->st.total_time = now() - t0;
+        t->st.other_time = t->st.total_time - t->st.meta_time - t->st.data_time - t->st.io_time;
+        t->st.rounds = t->nrounds < INT_MAX ? (int)t->nrounds : INT_MAX;
+        t->st.aggregators = t->naggr;
+        t->st.is_aggregator = t->my_aggr >= 0;
+        const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t->alg_meta);
+        const agx_alg *d = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t->alg_data);
+        t->st.meta_kernel = t->own ? "own" : t->nrounds && m ? m->name : "none";
+        t->st.data_kernel = t->own ? "own" : t->nrounds && d ? d->name : "none";
+        *stats = t->st;
+    }
+    agx_tp_free(t);
+    return rc;
 }
 
 int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
@@ -326,31 +374,7 @@ int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const
         t.h = *h;
     else
         agx_io_hints_init(&t.h);
-    /* MPI_File calls made here return their errors (the user's handler runs once, at
-     * the end, with agx's agreed error) */
-    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    if (fh != MPI_FILE_NULL && MPI_File_get_errhandler(fh, &eh) == MPI_SUCCESS)
-        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-    double t0 = now();
-    int rc = write_all(&t, native);
-    if (eh != MPI_ERRHANDLER_NULL) {
-        MPI_File_set_errhandler(fh, eh);
-        MPI_Errhandler_free(&eh);
-    }
-    if (rc == MPI_SUCCESS && stats) {
-        t.st.total_time = now() - t0;
-        t.st.other_time = t.st.total_time - t.st.meta_time - t.st.data_time - t.st.io_time;
-        t.st.rounds = t.nrounds < INT_MAX ? (int)t.nrounds : INT_MAX;
-        t.st.aggregators = t.naggr;
-        t.st.is_aggregator = t.my_aggr >= 0;
-        const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_meta);
-        const agx_alg *d = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t.alg_data);
-        t.st.meta_kernel = t.own ? "own" : t.nrounds && m ? m->name : "none";
-        t.st.data_kernel = t.own ? "own" : t.nrounds && d ? d->name : "none";
-        *stats = t.st;
-    }
-    agx_tp_free(&t);
-    return rc;
+    return agx_tp_run(&t, native, stats);
 }
 
 int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offsets[], const int lengths[],

@@ -5,14 +5,15 @@
  * to agx_<op> (intra- and inter-communicators), whose `native` algorithm calls PMPI_<op>;
  * MPI_Iallgather, MPI_Iallgatherv and MPI_Iallreduce while agx's progress thread runs
  * (else PMPI_), and MPI-4's persistent collectives (preload_persist.c);
- * and the MPI-IO calls a collective write needs (MPI_File_open, _set_view, _set_info,
- * _write_all, _write_at_all, _close -> agx_mpi_file_*: the two-phase engine). agx itself
+ * and the MPI-IO calls collective writes and reads need (MPI_File_open, _set_view,
+ * _set_info, _write_all, _write_at_all, _read_all, _read_at_all, _close ->
+ * agx_mpi_file_*: the two-phase engine). agx itself
  * calls only PMPI_ collectives and file calls it does not define here, so nothing
  * recurses. MPI_Finalize prints what went through agx when AGX_STATS or AGX_VERBOSE is set.
  *
  *   AGX_ENABLE=0              every call goes straight to PMPI_ (agx is not touched)
  *   AGX_ENABLE=name[,name...] only those through agx (allgather, allgatherv, alltoallv,
- *                             allreduce, file_write_all); unset or 1: all of them
+ *                             allreduce, file_write_all, file_read_all); unset or 1: all
  *   AGX_<OP>_ALGORITHM=name   agx's choice forced, as for any agx program
  *
  * Fortran and C++: C++ programs call these C bindings, so they are intercepted. MPICH's
@@ -30,15 +31,20 @@
 
 enum { NOPS = AGX_OP_LAST, NALG = 32 };
 
-static int on[NOPS + 1], read_done; /* on[op], on[NOPS] = file writes: through agx (AGX_ENABLE,
-                                     * read at the first call) */
+enum { FWRITE = NOPS, FREAD, NSLOT }; /* the report's slots: the operations, file writes, reads */
+static int on[NSLOT], read_done;  /* on[slot]: through agx (AGX_ENABLE, read at the first call) */
 static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
-static long long calls[NOPS + 1], bytes[NOPS + 1], left[NOPS + 1][AGX_LEFT_N]; /* [NOPS]: file writes */
+static long long calls[NSLOT], bytes[NSLOT], left[NSLOT][AGX_LEFT_N];
 static struct {
-    const char *name; /* the registry's (static) name; for file writes, two_phase or the
-                       * reason the library's own call wrote (a static string) */
+    const char *name; /* the registry's (static) name; for file writes and reads, two_phase
+                       * or the reason the library's own call took it (a static string) */
     long long n;
-} used[NOPS + 1][NALG];
+} used[NSLOT][NALG];
+
+static const char *slot_name(int op)
+{
+    return op < NOPS ? agx_op_name((agx_op)op) : op == FWRITE ? "file_write_all" : "file_read_all";
+}
 static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_ENABLE] = "AGX_ENABLE leaves it out",
     [AGX_LEFT_THREAD] = "non-blocking or persistent, and agx's progress thread does not run",
@@ -56,13 +62,13 @@ static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
     report = set("AGX_STATS") || set("AGX_VERBOSE");
-    for (int op = 0; op <= NOPS; op++) {
+    for (int op = 0; op < NSLOT; op++) {
         if (!e || !*e || !strcmp(e, "1"))
             on[op] = 1;
         else if (!strcmp(e, "0"))
             on[op] = 0;
         else { /* a list of operation names: whole words only */
-            const char *name = op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", *s = e;
+            const char *name = slot_name(op), *s = e;
             size_t len = strlen(name);
             on[op] = 0;
             while ((s = strstr(s, name))) {
@@ -255,9 +261,10 @@ AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI
                      comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
 }
 
-/* MPI-IO: a file opened while file writes are enabled is agx's to watch; the others
- * (and every file when AGX_ENABLE leaves file_write_all out) are the library's alone. */
-#define FILES enabled(NOPS)
+/* MPI-IO: a file opened while file writes or reads are enabled is agx's to watch; the
+ * others (and every file when AGX_ENABLE leaves both file_write_all and file_read_all
+ * out) are the library's alone. */
+#define FILES (enabled(FWRITE) || enabled(FREAD))
 
 AGX_EXPORT int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
@@ -276,16 +283,17 @@ AGX_EXPORT int MPI_File_set_info(MPI_File fh, MPI_Info info)
     return FILES ? agx_mpi_file_set_info(fh, info) : PMPI_File_set_info(fh, info);
 }
 
-/* A collective write's outcome for the report: agx's two-phase engine, or the library's
- * own call and why (agreed over the file's ranks, so rank 0's count is every rank's). */
-static int written(int rc, MPI_File fh, int count, MPI_Datatype datatype)
+/* A collective write's (read's: slot FREAD) outcome for the report: agx's two-phase
+ * engine, or the library's own call and why (agreed over the file's ranks, so rank 0's
+ * count is every rank's). */
+static int moved(int slot, int rc, MPI_File fh, int count, MPI_Datatype datatype)
 {
     static char engine[NALG][64]; /* "two_phase/<data kernel>": static names for the counts */
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     const char *why = NULL, *name;
     if (rc != MPI_SUCCESS || !report)
         return rc;
-    if (agx_mpi_file_last(fh, &why)) {
+    if ((slot == FREAD ? agx_mpi_file_last_read : agx_mpi_file_last)(fh, &why)) {
         char want[64];
         snprintf(want, sizeof want, "two_phase/%s", why ? why : "none");
         pthread_mutex_lock(&mu);
@@ -298,23 +306,38 @@ static int written(int rc, MPI_File fh, int count, MPI_Datatype datatype)
         pthread_mutex_unlock(&mu);
     } else
         name = why;
-    agx_preload_count_name(NOPS, name, agx_preload_bytes(MPI_COMM_NULL, count, 0, NULL, datatype));
+    agx_preload_count_name(slot, name, agx_preload_bytes(MPI_COMM_NULL, count, 0, NULL, datatype));
     return rc;
 }
 
 AGX_EXPORT int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
-    if (!FILES && (agx_preload_left(NOPS, AGX_LEFT_ENABLE), 1))
+    if (!enabled(FWRITE) && (agx_preload_left(FWRITE, AGX_LEFT_ENABLE), 1))
         return PMPI_File_write_all(fh, buf, count, datatype, status);
-    return written(agx_mpi_file_write_all(fh, buf, count, datatype, status), fh, count, datatype);
+    return moved(FWRITE, agx_mpi_file_write_all(fh, buf, count, datatype, status), fh, count, datatype);
 }
 
 AGX_EXPORT int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                      MPI_Datatype datatype, MPI_Status *status)
 {
-    if (!FILES && (agx_preload_left(NOPS, AGX_LEFT_ENABLE), 1))
+    if (!enabled(FWRITE) && (agx_preload_left(FWRITE, AGX_LEFT_ENABLE), 1))
         return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
-    return written(agx_mpi_file_write_at_all(fh, offset, buf, count, datatype, status), fh, count, datatype);
+    return moved(FWRITE, agx_mpi_file_write_at_all(fh, offset, buf, count, datatype, status), fh, count, datatype);
+}
+
+AGX_EXPORT int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    if (!enabled(FREAD) && (agx_preload_left(FREAD, AGX_LEFT_ENABLE), 1))
+        return PMPI_File_read_all(fh, buf, count, datatype, status);
+    return moved(FREAD, agx_mpi_file_read_all(fh, buf, count, datatype, status), fh, count, datatype);
+}
+
+AGX_EXPORT int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                                    MPI_Status *status)
+{
+    if (!enabled(FREAD) && (agx_preload_left(FREAD, AGX_LEFT_ENABLE), 1))
+        return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
+    return moved(FREAD, agx_mpi_file_read_at_all(fh, offset, buf, count, datatype, status), fh, count, datatype);
 }
 
 AGX_EXPORT int MPI_File_close(MPI_File *fh)
@@ -329,25 +352,24 @@ AGX_EXPORT int MPI_File_close(MPI_File *fh)
 static void print_report(int rank)
 {
     char line[1024];
-    for (int op = 0; op <= NOPS; op++) {
+    for (int op = 0; op < NSLOT; op++) {
         if (!calls[op])
             continue;
         int n = snprintf(line, sizeof line, "agx-preload: rank %d: %s %lld calls through agx (%lld B %s):", rank,
-                         op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", calls[op], bytes[op],
-                         op < NOPS ? "received" : "written");
+                         slot_name(op), calls[op], bytes[op], op < NOPS || op == FREAD ? "received" : "written");
         for (int i = 0; i < NALG && used[op][i].name && n < (int)sizeof line; i++) {
             const char *name = used[op][i].name;
-            int lib = op == NOPS && strncmp(name, "two_phase/", 10);
+            int lib = op >= NOPS && strncmp(name, "two_phase/", 10);
             n += snprintf(line + n, sizeof line - (size_t)n, "%s %s%s%s %lld", i ? "," : "",
                           lib ? "the library's own (" : "", name, lib ? ")" : "", used[op][i].n);
         }
         fprintf(stderr, "%s\n", line);
     }
-    for (int op = 0; op <= NOPS; op++)
+    for (int op = 0; op < NSLOT; op++)
         for (int w = 0; w < AGX_LEFT_N; w++)
             if (left[op][w])
                 fprintf(stderr, "agx-preload: rank %d: left to the library: %s %lld calls (%s)\n", rank,
-                        op < NOPS ? agx_op_name((agx_op)op) : "file_write_all", left[op][w], left_why[w]);
+                        slot_name(op), left[op][w], left_why[w]);
 }
 
 AGX_EXPORT int MPI_Finalize(void)

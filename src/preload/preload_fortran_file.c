@@ -1,5 +1,5 @@
-/* Fortran entries (Open MPI builds, preload_fortran.c says why): the MPI-IO calls a
- * collective write needs, around the C entries this library defines. CHARACTER arguments
+/* Fortran entries (Open MPI builds, preload_fortran.c says why): the MPI-IO calls
+ * collective writes and reads need, around the C entries this library defines. CHARACTER arguments
  * arrive with their lengths as hidden arguments after the others (gfortran: size_t);
  * INTEGER(KIND=MPI_OFFSET_KIND) offsets as MPI_Offset. */
 #include "preload_fortran.h"
@@ -50,6 +50,23 @@ static void f_file_write_at_all(MPI_Fint *fh, MPI_Offset *off, void *buf, MPI_Fi
     AGX_F_FOREIGN(f_file_write_at_all, "mpi_file_write_at_all_", fh, off, buf, count, t, st, ierr);
     MPI_Status tmp, *s = agx_f_status(st, &tmp);
     int rc = MPI_File_write_at_all(F(fh), *off, agx_f_buf(buf), *count, T(t), s);
+    agx_f_status_out(st, s);
+    agx_f_ret(ierr, rc);
+}
+static void f_file_read_all(MPI_Fint *fh, void *buf, MPI_Fint *count, MPI_Fint *t, MPI_Fint *st, MPI_Fint *ierr)
+{
+    AGX_F_FOREIGN(f_file_read_all, "mpi_file_read_all_", fh, buf, count, t, st, ierr);
+    MPI_Status tmp, *s = agx_f_status(st, &tmp);
+    int rc = MPI_File_read_all(F(fh), (void *)agx_f_buf(buf), *count, T(t), s);
+    agx_f_status_out(st, s);
+    agx_f_ret(ierr, rc);
+}
+static void f_file_read_at_all(MPI_Fint *fh, MPI_Offset *off, void *buf, MPI_Fint *count, MPI_Fint *t, MPI_Fint *st,
+                               MPI_Fint *ierr)
+{
+    AGX_F_FOREIGN(f_file_read_at_all, "mpi_file_read_at_all_", fh, off, buf, count, t, st, ierr);
+    MPI_Status tmp, *s = agx_f_status(st, &tmp);
+    int rc = MPI_File_read_at_all(F(fh), *off, (void *)agx_f_buf(buf), *count, T(t), s);
     agx_f_status_out(st, s);
     agx_f_ret(ierr, rc);
 }

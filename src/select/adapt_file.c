@@ -1,8 +1,9 @@
 /*
- * On-line choice of collective writes (AGX_ADAPT; docs/algorithms.md "On-line choice",
- * collective writes): per file handle, agx's two-phase engine against the MPI library's own
- * MPI_File_write_all, by measured time over the file's first writes of each class; the
- * file's bytes are the same either way.
+ * On-line choice of collective writes and reads (AGX_ADAPT; docs/algorithms.md "On-line
+ * choice", collective writes): per file handle and direction, agx's two-phase engine
+ * against the MPI library's own MPI_File_write_all (read_all), by measured time over the
+ * file's first calls of each class; the bytes are the same either way. Below, "write"
+ * stands for either.
  *
  * A class: the largest rank's bytes in [2^(c-1), 2^c), and its mean piece (bytes over file
  * pieces) within a power of 4. Its turns: engine, library, library, engine (drift and a
@@ -24,7 +25,9 @@
 #define RATIO_EARLY 2.0
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { int p, cls, winner; } mem[64]; /* the classes this process decided */
+static struct { int p, cls, winner; } mem[64]; /* the classes this process decided (a read's
+                                                 * class: + AGX_FLEARN_READS) */
+#define AGX_FLEARN_READS (1 << 20)
 static int nmem;
 
 static int remembered(int p, int cls)
@@ -51,10 +54,10 @@ static void remember(int p, int cls, int winner)
     pthread_mutex_unlock(&mu);
 }
 
-void agx_flearn_init(agx_flearn *L, int p)
+void agx_flearn_init(agx_flearn *L, int p, int reads)
 {
     int m = agx_adapt_from_env();
-    L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1;
+    L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads;
     L->t0 = L->dt = L->bytes = 0;
 }
 
@@ -66,16 +69,16 @@ static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char
     if ((c->k[0] < 2 || c->k[1] < 2) && r < RATIO_EARLY && r > 1 / RATIO_EARLY)
         return;
     c->decided = 1, c->winner = c->best[1] < c->best[0] ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
-    remember(L->p, c->cls, c->winner);
+    remember(L->p, c->cls + L->reads * AGX_FLEARN_READS, c->winner);
     int rank = 1;
     if (!agx_env_flag("AGX_VERBOSE") || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank)
         return;
     int bc = c->cls / 64, pc = c->cls % 64;
     fprintf(stderr,
-            "agx: %s (rank 0): collective writes of under %lld B per rank, pieces under %lld B: agx's two-phase "
-            "%.3g, the library's own %.3g s per MB (the fastest of %d and %d writes): %s from now on (AGX_ADAPT)\n",
-            name ? name : "a file", bc < 62 ? 1LL << bc : -1LL, pc < 31 ? 1LL << (2 * pc) : -1LL, c->best[0] * 1e6,
-            c->best[1] * 1e6, c->k[0], c->k[1], c->winner ? "the library's own" : "agx's two-phase");
+            "agx: %s (rank 0): collective %s of under %lld B per rank, pieces under %lld B: agx's two-phase "
+            "%.3g, the library's own %.3g s per MB (the fastest of %d and %d %s): %s from now on (AGX_ADAPT)\n",
+            name ? name : "a file", L->reads ? "reads" : "writes", bc < 62 ? 1LL << bc : -1LL, pc < 31 ? 1LL << (2 * pc) : -1LL, c->best[0] * 1e6,
+            c->best[1] * 1e6, c->k[0], c->k[1], L->reads ? "reads" : "writes", c->winner ? "the library's own" : "agx's two-phase");
 }
 
 /* The last write's sample, when every rank timed it (v: the slowest rank's ns, and minus
@@ -103,7 +106,7 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, MPI_Comm comm, int *rc)
             return &L->c[i];
     if (L->nclass == AGX_FLEARN_CLASSES)
         return NULL;
-    int w = remembered(L->p, cls), v[2] = {w, -w};
+    int w = remembered(L->p, cls + L->reads * AGX_FLEARN_READS), v[2] = {w, -w};
     if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
         return NULL;
     agx_flearn_class *c = &L->c[L->nclass++];

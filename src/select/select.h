@@ -318,7 +318,8 @@ void agx_learn_report(const agx_args *a, const agx_learn *e);
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
 int agx_adapt_from_env(void);
 
-/* ---- on-line choice of collective writes (adapt_file.c): one state per file handle ---- */
+/* ---- on-line choice of collective writes and reads (adapt_file.c): one state per file
+ * handle and direction ---- */
 #define AGX_FLEARN_CLASSES 16
 typedef struct {
     int cls;                  /* the writes' class: size per rank and piece size (adapt_file.c) */
@@ -330,13 +331,15 @@ typedef struct {
 typedef struct {
     int mode;                 /* AGX_ADAPT when the file was opened: 0 off */
     int p, nclass;
+    int reads;                /* 1: the file's collective reads (apart from its writes) */
     agx_flearn_class c[AGX_FLEARN_CLASSES];
     int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
     double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
 } agx_flearn;
 enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_VOTED };
-/* A file's state (mode from AGX_ADAPT, p the file communicator's size). */
-void agx_flearn_init(agx_flearn *L, int p);
+/* A file's state for its writes (reads 0) or reads (mode from AGX_ADAPT, p the file
+ * communicator's size). */
+void agx_flearn_init(agx_flearn *L, int p, int reads);
 /* Collective over comm (a file's private communicator), one MPI_Allreduce (a second for a
  * class new to the file): the votes (1: this rank asks for the library's own write), the
  * last write's times and the class of this one (nbytes, pieces: this rank's) agreed, and

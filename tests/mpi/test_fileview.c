@@ -1,7 +1,8 @@
 /*
- * agx_mpi_file_write_all / _write_at_all (the MPI-IO drop-in) against the MPI library's
- * own MPI_File_write_all / _write_at_all: the same program writes file A through the
- * library and file B through agx, with the same views, memory types and counts; then
+ * agx_mpi_file_write_all / _write_at_all and _read_all / _read_at_all (the MPI-IO
+ * drop-in) against the MPI library's own: the same program writes file A through the
+ * library and file B through agx, with the same views, memory types and counts, and reads
+ * each back the same way (buffers, positions and counts equal to the library's); then
  *  - the files are equal byte for byte (both start as the same background, so bytes in
  *    the views' holes must stay untouched);
  *  - after every write the individual file pointers are equal (MPI_File_get_position),
@@ -153,6 +154,44 @@ static int one_view(int v, const char *kernel, int mem_vector, int atomic)
     agx_stats st;
     agx_stats_get(&st);
     agx_stats_enable(0);
+    /* the same views read back: every read's buffer, position and status the library's */
+    MPI_File_seek(fa, 0, MPI_SEEK_SET);
+    MPI_File_seek(fb, 0, MPI_SEEK_SET);
+    int took = 1;
+    for (int w = 0; w < 3; w++) {
+        int ints = (w + 2 + rank % 3) * (esz == 6 ? 3 : 1) * per * 2, count = ints / per;
+        if (w == 1 && rank == 2)
+            count = 0;
+        int ba[512], bb[512];
+        for (int i = 0; i < 512; i++)
+            ba[i] = bb[i] = -1 - i;
+        MPI_Status sa, sb;
+        int ra, rb;
+        if (w < 2) {
+            ra = MPI_File_read_all(fa, ba + 3 * w, count, mt, &sa);
+            rb = agx_mpi_file_read_all(fb, bb + 3 * w, count, mt, &sb);
+        } else {
+            MPI_Offset at = (MPI_Offset)(rank % 2) * (esz == 6 ? 1 : 2);
+            ra = MPI_File_read_at_all(fa, at, ba + 1, count, mt, &sa);
+            rb = agx_mpi_file_read_at_all(fb, at, bb + 1, count, mt, &sb);
+        }
+        const char *why = NULL;
+        took &= agx_mpi_file_last_read(fb, &why);
+        MPI_Offset pa, pb;
+        MPI_File_get_position(fa, &pa);
+        MPI_File_get_position(fb, &pb);
+        int ca, cb, diff = -1;
+        MPI_Get_count(&sa, mt, &ca);
+        MPI_Get_count(&sb, mt, &cb);
+        for (int i = 0; i < 512 && diff < 0; i++)
+            diff = ba[i] != bb[i] ? i : -1;
+        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && pa == pb && ca == cb && diff < 0,
+              "view %s, kernel %s, memory %s, read %d: rc %d/%d, position %lld/%lld, count %d/%d, first int "
+              "differing %d (%s)", vname[v], kernel, mem_vector ? "vector" : "ints", w, ra, rb, (long long)pa,
+              (long long)pb, ca, cb, diff, why ? why : "agx's");
+    }
+    CHECK(took == !atomic, "view %s, kernel %s: agx's engine read %s (atomic mode %d)", vname[v], kernel,
+          took ? "every time" : "not every time", atomic);
     if (mem_vector)
         MPI_Type_free(&mt);
     if (ft != MPI_BYTE)
@@ -193,6 +232,29 @@ int main(int argc, char **argv)
     long long diff = mt_compare_files(rank, path_b, path_a);
     CHECK(diff == 0 && !any, "atomic mode: %lld bytes differ, agx moved data: %d (the library should write)", diff,
           any);
+    /* read-only handles: reads through agx; a read past the end of the file: the library's */
+    MPI_File fa, fb;
+    MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDONLY, MPI_INFO_NULL, &fa);
+    agx_mpi_file_open(MPI_COMM_WORLD, path_b, MPI_MODE_RDONLY, MPI_INFO_NULL, &fb);
+    for (int past = 0; past < 2; past++) {
+        int ba[256], bb[256], ca, cb;
+        const char *why = NULL;
+        memset(ba, 1, sizeof ba), memset(bb, 1, sizeof bb);
+        MPI_Offset at = past ? FSIZE - 100 + 8 * rank : 40 * rank;
+        MPI_Status sa, sb;
+        int ra = MPI_File_read_at_all(fa, at, ba, 100, MPI_INT, &sa);
+        int rb = agx_mpi_file_read_at_all(fb, at, bb, 100, MPI_INT, &sb);
+        int took = agx_mpi_file_last_read(fb, &why);
+        MPI_Get_count(&sa, MPI_INT, &ca);
+        MPI_Get_count(&sb, MPI_INT, &cb);
+        int same = past || !memcmp(ba, bb, sizeof ba); /* past the end: the bytes are undefined */
+        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && ca == cb && same && took == !past,
+              "read-only handle, read %s the end: rc %d/%d, count %d/%d, buffers %s, agx's engine %s (%s)",
+              past ? "past" : "before", ra, rb, ca, cb, same ? "equal" : "DIFFER", took ? "took it" : "did not",
+              why ? why : "");
+    }
+    MPI_File_close(&fa);
+    agx_mpi_file_close(&fb);
     if (rank == 0) {
         unlink(path_a);
         unlink(path_b);

@@ -6,7 +6,10 @@
  *    0..p+2, stripe sizes and counts, cb_buffer_size down to a few bytes, every kernel for
  *    metadata and data, throttles); the file agx writes must equal, byte for byte, the
  *    file MPI_File_write_all writes for the same requests (bench/bench_io.c's reference);
- *  - the workloads of agx-bench twophase (E3SM, FLASH, BTIO), checked by reading back;
+ *  - agx_file_read_all of the same requests with the same hints (ranks' requests and
+ *    read-only handles too) gives back the bytes written;
+ *  - the workloads of agx-bench twophase (E3SM, FLASH, BTIO), checked by reading back,
+ *    through the library and through agx_file_read_all;
  *  - exact counts: rounds from the domain formula, bytes written = bytes requested;
  *  - errors on every rank, once through fh's handler, never a hang: overlap between
  *    ranks, a read-only file, a write failing on one aggregator only (RLIMIT_FSIZE of 1
@@ -155,6 +158,23 @@ static int one_pattern(unsigned seed, int k)
         fprintf(stderr, "  rank %d: pattern %d: %lld wrong bytes in agx's file, %lld in the reference\n", rank, k,
                 bad[0], bad[1]);
     }
+    /* the same requests read back by agx_file_read_all with the same hints: the bytes written */
+    long long rbad = -1;
+    if (!diff && rc == MPI_SUCCESS) {
+        char *rb = malloc((size_t)(q.bytes ? q.bytes : 1));
+        MPI_File fr = open_file(path_a, seed % 7 ? MPI_MODE_RDONLY : MPI_MODE_RDWR, -1);
+        agx_io_stats rs;
+        int rr = agx_file_read_all(fr, MPI_COMM_WORLD, q.n, q.off, q.len, rb, &h, &rs);
+        MPI_File_close(&fr);
+        rbad = 0;
+        for (long long i = 0; i < q.bytes; i++)
+            rbad += rr != MPI_SUCCESS || rb[i] != q.buf[i];
+        rbad = rr != MPI_SUCCESS ? -1 : rbad;
+        free(rb);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &rbad, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    CHECK(rbad == 0 || diff || rc != MPI_SUCCESS, "pattern %d (seed %u): read back, %lld wrong bytes (-1: failed)",
+          k, seed, rbad);
     wrote = rc == MPI_SUCCESS ? st.bytes_written : -1;
     MPI_Allreduce(&q.bytes, &tot, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &wrote, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -199,8 +219,16 @@ static void workloads(unsigned seed)
         MPI_File_sync(fh);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_File_sync(fh);
-        long long bad = -1;
+        long long bad = -1, rbad = 0;
         int rc2 = rc == MPI_SUCCESS ? bio_check(fh, MPI_COMM_WORLD, &q, seed, &bad) : rc;
+        char *rb = malloc((size_t)(q.bytes ? q.bytes : 1)); /* and agx's read of the same requests */
+        int rr = agx_file_read_all(fh, MPI_COMM_WORLD, q.n, q.off, q.len, rb, &h, &st);
+        for (long long i = 0; i < q.bytes; i++)
+            rbad += rr != MPI_SUCCESS || rb[i] != q.buf[i];
+        free(rb);
+        own = rr == MPI_SUCCESS && !strcmp(st.data_kernel, "own");
+        CHECK(rr == MPI_SUCCESS && rbad == 0 && (w == 3 ? own : w == 1 || !own),
+              "workload %d: read back rc %d, %lld wrong bytes, kernel %s", w, rr, rbad, st.data_kernel);
         MPI_File_close(&fh);
         CHECK(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && bad == 0, "workload %d: rc %d check %d, %lld bad bytes", w,
               rc, rc2, bad);

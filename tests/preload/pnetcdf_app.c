@@ -12,8 +12,11 @@
  *          time steps of a record variable (ncmpi_put_vara_all with a subarray memory
  *          type: the block inside a ghost-cell halo).
  *   pnetcdf_app e3sm|flash|btio FILE [SCALE]
+ * Then the file is opened read-only and every write read back the same way (get_varn_all,
+ * iget_vara + wait_all, get_vara_all with the halo memory type), the values compared.
  * SCALE (default 1) multiplies e3sm's rows, flash's blocks per process and btio's grid
- * edge; rank 0 prints the time from create to close ("write_s").
+ * edge; rank 0 prints the times from create to close ("write_s") and from open to close
+ * ("read_s"), and whether every value read back was the one written (exit 1 if not).
  * Values depend only on the global index, so every run writes the same bytes.
  */
 #include <mpi.h>
@@ -32,18 +35,57 @@
     } while (0)
 
 static int rank, p, scale = 1;
+static int reading;   /* the second pass: the file reopened read-only, each write read back */
+static long long bad; /* values read that differ from what was written */
+
+/* The first pass writes n values of b (memory type mt); the second reads them into a
+ * copy of b (holes of mt keep b's values) and counts the values that differ. */
+static int put_or_get(int nc, int var, const MPI_Offset *s, const MPI_Offset *c, double *b, size_t nb, int n,
+                      MPI_Datatype mt)
+{
+    if (!reading)
+        return ncmpi_put_vara_all(nc, var, s, c, b, n, mt);
+    double *g = malloc(sizeof *g * (nb ? nb : 1));
+    memcpy(g, b, sizeof *g * nb);
+    for (size_t i = 0; i < nb; i++) /* the cells the read fills: a value no write made */
+        g[i] = -7.0;
+    int e = ncmpi_get_vara_all(nc, var, s, c, g, n, mt);
+    if (mt == MPI_DOUBLE) {
+        for (size_t i = 0; i < (size_t)n; i++)
+            bad += g[i] != b[i];
+    } else { /* the memory type's cells: unpacked from both, compared */
+        int sz;
+        MPI_Type_size(mt, &sz);
+        size_t k = (size_t)sz / sizeof(double) * (size_t)n;
+        double *x = malloc(sizeof *x * (k ? k : 1)), *y = malloc(sizeof *y * (k ? k : 1));
+        int pos = 0, pos2 = 0;
+        MPI_Pack(b, n, mt, x, (int)(sizeof *x * k), &pos, MPI_COMM_SELF);
+        MPI_Pack(g, n, mt, y, (int)(sizeof *y * k), &pos2, MPI_COMM_SELF);
+        for (size_t i = 0; i < k; i++)
+            bad += x[i] != y[i];
+        free(x), free(y);
+    }
+    free(g);
+    return e;
+}
 
 static void e3sm(int nc)
 {
     int dim[2], var[7];
-    CK(ncmpi_def_dim(nc, "rows", 64 * scale, &dim[0]));
-    CK(ncmpi_def_dim(nc, "cells", (MPI_Offset)p * 3, &dim[1]));
+    if (!reading) {
+        CK(ncmpi_def_dim(nc, "rows", 64 * scale, &dim[0]));
+        CK(ncmpi_def_dim(nc, "cells", (MPI_Offset)p * 3, &dim[1]));
+    }
     for (int v = 0; v < 7; v++) {
         char name[16];
         snprintf(name, sizeof name, "v%d", v);
-        CK(ncmpi_def_var(nc, name, NC_DOUBLE, 2, dim, &var[v]));
+        if (!reading)
+            CK(ncmpi_def_var(nc, name, NC_DOUBLE, 2, dim, &var[v]));
+        else
+            CK(ncmpi_inq_varid(nc, name, &var[v]));
     }
-    CK(ncmpi_enddef(nc));
+    if (!reading)
+        CK(ncmpi_enddef(nc));
     /* per row, a run of 1-3 cells inside this rank's slot of 3, its start moving with the row */
     int rows = 64 * scale, n = 0;
     MPI_Offset **st = malloc(sizeof *st * rows), **ct = malloc(sizeof *ct * rows);
@@ -61,7 +103,15 @@ static void e3sm(int nc)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < count[i][1]; j++)
                 buf[k++] = v * 1e6 + start[i][0] * 1000 + start[i][1] + j;
-        CK(ncmpi_put_varn_all(nc, var[v], n, st, ct, buf, k, MPI_DOUBLE));
+        if (!reading) {
+            CK(ncmpi_put_varn_all(nc, var[v], n, st, ct, buf, k, MPI_DOUBLE));
+            continue;
+        }
+        double *g = malloc(sizeof *g * (size_t)(k ? k : 1));
+        CK(ncmpi_get_varn_all(nc, var[v], n, st, ct, g, k, MPI_DOUBLE));
+        for (int i = 0; i < k; i++)
+            bad += g[i] != buf[i];
+        free(g);
     }
     int req[3], stt[3];
     double *row3 = malloc(sizeof(double) * 3 * rows);
@@ -69,9 +119,18 @@ static void e3sm(int nc)
         MPI_Offset s2[2] = {0, rank * 3 + v % 3}, c2[2] = {rows, 1};
         for (int r = 0; r < rows; r++)
             row3[(v - 4) * rows + r] = v * 1e6 + r * 1000 + s2[1];
-        CK(ncmpi_iput_vara(nc, var[v], s2, c2, row3 + (v - 4) * rows, rows, MPI_DOUBLE, &req[v - 4]));
+        if (!reading)
+            CK(ncmpi_iput_vara(nc, var[v], s2, c2, row3 + (v - 4) * rows, rows, MPI_DOUBLE, &req[v - 4]));
+    }
+    double *got = malloc(sizeof(double) * 3 * rows);
+    for (int v = 4; v < 7 && reading; v++) {
+        MPI_Offset s2[2] = {0, rank * 3 + v % 3}, c2[2] = {rows, 1};
+        CK(ncmpi_iget_vara(nc, var[v], s2, c2, got + (v - 4) * rows, rows, MPI_DOUBLE, &req[v - 4]));
     }
     CK(ncmpi_wait_all(nc, 3, req, stt));
+    for (int i = 0; i < 3 * rows && reading; i++)
+        bad += got[i] != row3[i];
+    free(got);
     free(row3), free(buf), free(st), free(ct), free(start), free(count);
 }
 
@@ -82,20 +141,25 @@ static void flash(int nc)
     int nb = 3 * scale;
     MPI_Offset len[4] = {(MPI_Offset)p * nb, 8, 8, 8};
     for (int d = 0; d < 4; d++)
-        CK(ncmpi_def_dim(nc, dn[d], len[d], &dim[d]));
+        if (!reading)
+            CK(ncmpi_def_dim(nc, dn[d], len[d], &dim[d]));
     for (int v = 0; v < 6; v++) {
         char name[16];
         snprintf(name, sizeof name, "unk%d", v);
-        CK(ncmpi_def_var(nc, name, NC_DOUBLE, 4, dim, &var[v]));
+        if (!reading)
+            CK(ncmpi_def_var(nc, name, NC_DOUBLE, 4, dim, &var[v]));
+        else
+            CK(ncmpi_inq_varid(nc, name, &var[v]));
     }
-    CK(ncmpi_enddef(nc));
+    if (!reading)
+        CK(ncmpi_enddef(nc));
     double *b = malloc(sizeof(double) * nb * 512);
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = reading; pass < 2; pass++)
         for (int v = 0; v < 6; v++) {
             for (int i = 0; i < nb * 512; i++)
                 b[i] = pass + v * 1e7 + (rank * nb) * 512 + i;
             MPI_Offset s[4] = {rank * nb, 0, 0, 0}, c[4] = {nb, 8, 8, 8};
-            CK(ncmpi_put_vara_all(nc, var[v], s, c, b, nb * 512, MPI_DOUBLE));
+            CK(put_or_get(nc, var[v], s, c, b, (size_t)nb * 512, nb * 512, MPI_DOUBLE));
         }
     free(b);
 }
@@ -109,10 +173,13 @@ static void btio(int nc)
     int dim[5], var;
     const char *dn[5] = {"time", "z", "y", "x", "c"};
     MPI_Offset len[5] = {NC_UNLIMITED, N, N, N, 5};
-    for (int d = 0; d < 5; d++)
+    for (int d = 0; d < 5 && !reading; d++)
         CK(ncmpi_def_dim(nc, dn[d], len[d], &dim[d]));
-    CK(ncmpi_def_var(nc, "u", NC_DOUBLE, 5, dim, &var));
-    CK(ncmpi_enddef(nc));
+    if (!reading) {
+        CK(ncmpi_def_var(nc, "u", NC_DOUBLE, 5, dim, &var));
+        CK(ncmpi_enddef(nc));
+    } else
+        CK(ncmpi_inq_varid(nc, "u", &var));
     int in = rank < q * q, i = rank / q, j = rank % q;
     int ny = in ? N / q + (i < N % q) : 0, nx = in ? N / q + (j < N % q) : 0;
     int y0 = i * (N / q) + (i < N % q ? i : N % q), x0 = j * (N / q) + (j < N % q ? j : N % q);
@@ -136,7 +203,7 @@ static void btio(int nc)
         MPI_Offset s[5] = {t, 0, y0, x0, 0}, c[5] = {1, N, ny, nx, 5};
         if (!(ny > 0 && nx > 0))
             c[1] = c[2] = c[3] = 0, s[2] = s[3] = 0;
-        CK(ncmpi_put_vara_all(nc, var, s, c, u, ny > 0 && nx > 0 ? 1 : 0, mt));
+        CK(put_or_get(nc, var, s, c, u, cells, ny > 0 && nx > 0 ? 1 : 0, mt));
     }
     if (mt != MPI_DOUBLE)
         MPI_Type_free(&mt);
@@ -157,22 +224,33 @@ int main(int argc, char **argv)
     int nc;
     if (argc > 3)
         scale = atoi(argv[3]) > 0 ? atoi(argv[3]) : 1;
-    double t0 = MPI_Wtime();
-    CK(ncmpi_create(MPI_COMM_WORLD, argv[2], NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
-    /* fill mode: the cells no process writes hold the fill value, not what a library's
-     * two-phase buffer held (OMPIO writes its buffer's garbage into holes of a new file) */
-    CK(ncmpi_set_fill(nc, NC_FILL, NULL));
-    if (!strcmp(argv[1], "e3sm"))
-        e3sm(nc);
-    else if (!strcmp(argv[1], "flash"))
-        flash(nc);
-    else
-        btio(nc);
-    CK(ncmpi_close(nc));
-    double t = MPI_Wtime() - t0, tmax;
-    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double tw = 0, tr = 0;
+    for (reading = 0; reading < 2; reading++) {
+        double t0 = MPI_Wtime();
+        if (!reading) {
+            CK(ncmpi_create(MPI_COMM_WORLD, argv[2], NC_CLOBBER | NC_64BIT_DATA, MPI_INFO_NULL, &nc));
+            /* fill mode: the cells no process writes hold the fill value, not what a library's
+             * two-phase buffer held (OMPIO writes its buffer's garbage into holes of a new file) */
+            CK(ncmpi_set_fill(nc, NC_FILL, NULL));
+        } else
+            CK(ncmpi_open(MPI_COMM_WORLD, argv[2], NC_NOWRITE, MPI_INFO_NULL, &nc));
+        if (!strcmp(argv[1], "e3sm"))
+            e3sm(nc);
+        else if (!strcmp(argv[1], "flash"))
+            flash(nc);
+        else
+            btio(nc);
+        CK(ncmpi_close(nc));
+        double t = MPI_Wtime() - t0, tmax;
+        MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        *(reading ? &tr : &tw) = tmax;
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("pnetcdf_app: %s p=%d scale=%d write_s=%.6f\n", argv[1], p, scale, tmax);
+        printf("pnetcdf_app: %s p=%d scale=%d write_s=%.6f read_s=%.6f read_back=%s\n", argv[1], p, scale, tw, tr,
+               bad ? "WRONG" : "ok");
+    if (bad && rank == 0)
+        fprintf(stderr, "pnetcdf_app: %lld values read back differ from those written\n", bad);
     MPI_Finalize();
-    return 0;
+    return bad ? 1 : 0;
 }

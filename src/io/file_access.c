@@ -1,0 +1,227 @@
+/*
+ * The MPI-IO drop-in's collective writes and reads (agx_mpi_file_write_all / _write_at_all
+ * / _read_all / _read_at_all; the handles' state: file_mpi.c). docs/algorithms.md,
+ * "MPI-IO drop-in".
+ *
+ *   write  the memory data packed (MPI_Pack semantics; a dense predefined type in place),
+ *          the view's stream [position * etype size, + bytes) mapped onto file (offset,
+ *          length) requests through the flattened file type, written by the engine
+ *          through a second, default-view handle (read-write where it can be: data
+ *          sieving).
+ *   read   the same requests read by the engine through that handle into a packed buffer
+ *          (a dense predefined type: the user's own), then unpacked into the memory type.
+ * Both: atomic mode, a representation other than "native", a type agx cannot flatten, an
+ * argument the library should judge, what open's mode or the hints leave out (file_mpi.c),
+ * for reads a span past the end of the file: the library's own call, on every rank (each
+ * votes in the engine's first agreement); the way it went is the handle's last of its
+ * direction (agx_mpi_file_last / _last_read: the preload's report). _all moves the file
+ * pointer; _at_all leaves it. The status holds the bytes. AGX_ADAPT (on under the
+ * preload): the engine against the library's own call, timed over the file's first calls
+ * of each class, writes and reads apart (src/select/adapt_file.c), the faster one kept.
+ */
+#include "twophase.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The file requests of the view's stream bytes [s, s + nbytes): a list of (offset,
+ * length) in file order, lengths at most INT_MAX. 0, or -1 (too many, out of memory). */
+int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n)
+{
+    long long cap = 16, k = 0, S = f->default_view ? nbytes : f->ft.size, E = f->ft.extent;
+    *off = malloc(sizeof **off * (size_t)cap), *len = malloc(sizeof **len * (size_t)cap);
+    long long inst = S ? s / S : 0, w = S ? s % S : 0, i = 0;
+    if (!f->default_view) { /* the run that holds stream byte w of an instance */
+        long long lo = 0, hi = f->ft.n - 1;
+        while (lo < hi) {
+            long long mid = (lo + hi + 1) / 2;
+            if (f->pre[mid] <= w)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        i = lo;
+    }
+    while (nbytes > 0 && *off && *len) {
+        long long at, room;
+        if (f->default_view)
+            at = s, room = nbytes;
+        else
+            at = f->disp + inst * E + f->ft.off[i] + (w - f->pre[i]), room = f->pre[i + 1] - w;
+        long long l = room < nbytes ? room : nbytes;
+        if (l > INT_MAX)
+            l = INT_MAX;
+        if (k == cap) {
+            if (cap >= INT_MAX / 2)
+                break;
+            cap *= 2;
+            MPI_Offset *o = realloc(*off, sizeof **off * (size_t)cap);
+            int *q = o ? realloc(*len, sizeof **len * (size_t)cap) : NULL;
+            *off = o ? o : *off, *len = q ? q : *len;
+            if (!o || !q)
+                break;
+        }
+        (*off)[k] = at, (*len)[k] = (int)l, k++;
+        nbytes -= l, s += l, w += l;
+        if (!f->default_view && w == f->pre[i + 1] && ++i == f->ft.n)
+            i = 0, w = 0, inst++;
+    }
+    *n = (int)k;
+    return nbytes == 0 && *off && *len ? 0 : -1;
+}
+
+/* The shadow handle (collective): open at the first call agx takes, on every rank or on
+ * none; read-only for a file opened so, else read-write where every rank can (data
+ * sieving reads, collective reads), else write-only. */
+static int shadow_as(agx_file *f, int mode)
+{
+    int ok = PMPI_File_open(f->comm, f->path, mode, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
+    long long failed = !ok;
+    if (agx_agree(f->comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_open", "") != MPI_SUCCESS || failed) {
+        if (ok)
+            PMPI_File_close(&f->shadow);
+        return f->shadow = MPI_FILE_NULL, 0;
+    }
+    f->shadow_reads = !(mode & MPI_MODE_WRONLY);
+    return 1;
+}
+
+int agx_file_shadow(agx_file *f, int reading)
+{
+    int ro = f->amode & MPI_MODE_RDONLY;
+    if (!f->shadow_state &&
+        ((ro && shadow_as(f, MPI_MODE_RDONLY)) || (!ro && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY)))))
+        f->shadow_state = 1, PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
+    else if (!f->shadow_state) {
+        f->shadow_state = -1;
+        f->dir[0].why = f->dir[1].why = "a second handle of the file could not be opened";
+    }
+    if (f->shadow_state > 0 && reading && !f->shadow_reads)
+        f->dir[1].why = "agx's second handle of the file cannot read";
+    return f->shadow_state > 0 && (!reading || f->shadow_reads);
+}
+
+static int library(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt,
+                   MPI_Status *st)
+{
+    if (rd)
+        return at ? PMPI_File_read_at_all(fh, offset, buf, count, dt, st) : PMPI_File_read_all(fh, buf, count, dt, st);
+    return at ? PMPI_File_write_at_all(fh, offset, buf, count, dt, st) : PMPI_File_write_all(fh, buf, count, dt, st);
+}
+
+/* What this rank alone can see about the call: NULL, or why the library should take it;
+ * the stream's start (*pos, bytes: *nbytes) and, for a write, the data packed. */
+static const char *local_check(agx_file *f, int rd, int at, MPI_File fh, MPI_Offset offset, void *buf, int count,
+                               MPI_Datatype dt, MPI_Offset *pos, long long *nbytes, char **data)
+{
+    int tsize = 0;
+    *pos = offset, *nbytes = 0, *data = NULL;
+    if (count < 0 || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &tsize) != MPI_SUCCESS)
+        return "an argument the library judges (count, datatype)";
+    if (!f->flat_ok)
+        return "a file type agx does not flatten";
+    if (!at && PMPI_File_get_position(fh, pos) != MPI_SUCCESS)
+        return "no file position";
+    *nbytes = (long long)count * tsize;
+    if (*pos < 0 || *nbytes % f->etype_size || (*nbytes > 0 && !buf))
+        return "an argument the library judges (offset, size, buffer)";
+    if (*nbytes == 0)
+        return NULL;
+    MPI_Aint lb, ext;
+    PMPI_Type_get_extent(dt, &lb, &ext);
+    if (agx_type_is_named(dt) && ext == tsize && lb == 0)
+        *data = buf;
+    else if (!(*data = malloc((size_t)*nbytes)))
+        return "no memory to pack the data";
+    else if (!rd && agx_pack(buf, count, dt, *data, 0) != MPI_SUCCESS)
+        return "the memory type could not be packed";
+    return NULL;
+}
+
+static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt,
+                       MPI_Status *status)
+{
+    static const char *const names[2][2] = {{"MPI_File_write_all", "MPI_File_write_at_all"},
+                                            {"MPI_File_read_all", "MPI_File_read_at_all"}};
+    const char *fn = names[rd][at];
+    agx_file *f = agx_file_find(fh);
+    agx_file_dir *d = f ? &f->dir[rd] : NULL;
+    int atomic = 0, n = 0, rc, bit = 8 * rd; /* AGX_VERBOSE's reasons: bits 0-5 writes, 8-13 reads */
+    if (!f || d->why || f->hints_why || d->hint_off || f->comm == MPI_COMM_NULL ||
+        PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS || atomic || !f->native_rep ||
+        !agx_file_shadow(f, rd)) { /* the same on every rank */
+        if (f)
+            d->given++, d->last = d->why ? d->why : f->hints_why ? f->hints_why : d->hint_off ? d->hint_off
+                                  : atomic ? "atomic mode" : "a data representation other than native",
+                agx_file_tell(f, bit, 1, "%s: the library's own (%s)", fn, d->last);
+        return library(rd, at, fh, offset, buf, count, dt, status);
+    }
+    MPI_Offset pos, *off = NULL;
+    int *len = NULL;
+    long long nbytes;
+    char *data;
+    const char *why = local_check(f, rd, at, fh, offset, buf, count, dt, &pos, &nbytes, &data);
+    if (!why && agx_file_map(f, pos * f->etype_size, nbytes, &off, &len, &n))
+        why = "too many file pieces";
+    int vote = why != NULL;
+    if (why)
+        agx_file_tell(f, bit + 1, 0, "%s: asks for the library's own (%s)", fn, why);
+    int cand = AGX_FLEARN_ENGINE; /* AGX_ADAPT: the votes agreed, and the class's choice */
+    const char *how = NULL;
+    agx_io_stats st;
+    rc = agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
+    if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
+        rc = rd ? agx_tp_read(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
+                : agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
+    free(off);
+    free(len);
+    if (rc == MPI_SUCCESS && rd && cand == AGX_FLEARN_ENGINE && data && data != buf &&
+        agx_pack(buf, count, dt, data, 1) != MPI_SUCCESS)
+        rc = agx_error(MPI_ERR_TYPE, "%s: the data read could not be unpacked into the memory type", fn);
+    if (data != buf)
+        free(data);
+    if (rc == AGX_IO_NATIVE || (rc == MPI_SUCCESS && cand != AGX_FLEARN_ENGINE)) {
+        int b = how ? 4 + (cand == AGX_FLEARN_LIBRARY && !strstr(how, "faster")) : 2;
+        d->given++, d->last = how ? how : rd ? "a rank asked for it, or a read past the end of the file"
+                                             : "a rank asked for it";
+        agx_file_tell(f, bit + b, 1, "%s: the library's own (%s)", fn, d->last);
+        rc = library(rd, at, fh, offset, buf, count, dt, status);
+        agx_flearn_done(&d->learn, rc == MPI_SUCCESS && cand == AGX_FLEARN_LIBRARY);
+        return rc;
+    }
+    agx_flearn_done(&d->learn, rc == MPI_SUCCESS);
+    if (rc != MPI_SUCCESS)
+        return agx_raise_file(fh, f->comm, rc);
+    d->taken++, d->last = NULL, d->kernel = st.data_kernel;
+    agx_file_tell(f, bit + 3, 1, "%s: agx's two-phase %s (KangRoss20): %d aggregators, %d rounds, kernels %s / %s",
+                  fn, rd ? "read" : "write", st.aggregators, st.rounds, st.meta_kernel, st.data_kernel);
+    if (!at && nbytes > 0)
+        PMPI_File_seek(fh, pos + nbytes / f->etype_size, MPI_SEEK_SET);
+    if (status != MPI_STATUS_IGNORE) /* the bytes: MPI_Get_count / _elements divide them
+                                      * as for a received message (both libraries keep bytes) */
+        PMPI_Status_set_elements_x(status, MPI_BYTE, nbytes);
+    return MPI_SUCCESS;
+}
+
+int agx_mpi_file_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return access_view(0, 0, fh, 0, (void *)buf, count, datatype, status);
+}
+
+int agx_mpi_file_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                              MPI_Status *status)
+{
+    return access_view(0, 1, fh, offset, (void *)buf, count, datatype, status);
+}
+
+int agx_mpi_file_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return access_view(1, 0, fh, 0, buf, count, datatype, status);
+}
+
+int agx_mpi_file_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    return access_view(1, 1, fh, offset, buf, count, datatype, status);
+}
