@@ -114,6 +114,7 @@ for style in f77 f90 f08; do
     grep -q "^agx-preload: rank 0: $want calls through agx" "$t/out" || { bad "Fortran $style: not '$want calls through agx'"; fortran_ok=0; }
   done
   grep -q "MPI_File_write_at_all: agx's two-phase write" "$t/out" || { bad "Fortran $style: the file write not through agx"; fortran_ok=0; }
+  grep -q "MPI_File_read_at_all: agx's two-phase read" "$t/out" || { bad "Fortran $style: the file read not through agx"; fortran_ok=0; }
   if ! diff <(grep "^result" "$t/ref" | grep -v persistent) <(grep "^result" "$t/out" | grep -v persistent) > /dev/null; then
     bad "Fortran $style: results differ from the library's own"; fortran_ok=0
   fi

@@ -39,7 +39,7 @@ program preload_f
   integer :: scnt(64), sdsp(64), rcnt(64), rdsp(64), reqs(6), sts(MPI_STATUS_SIZE, 6), idx, outc, idxs(6)
   integer :: st(MPI_STATUS_SIZE)
 #endif
-  integer :: ival(4), imax, gv(64), counts(64), displs(64), a2s(64)
+  integer :: ival(4), rval(4), imax, gv(64), counts(64), displs(64), a2s(64)
   ! written by non-blocking and persistent calls behind the compiler's back: reloaded after
   ! each completion (MPI-3 Sec. 17.1.17; MPICH 4.0.2's MPI_F_SYNC_REG crashes with `use mpi`)
   integer, volatile :: isum(4), gath(64), a2r(64)
@@ -157,7 +157,7 @@ program preload_f
     call MPI_TEST(reqs(1), flag, st, ierr)
   end do
   call check('test', isum(3) == np - 1 .and. reqs(1) == MPI_REQUEST_NULL, isum(3))
-  ! MPI-IO: a view interleaving the ranks' integers, write_at_all then write_all
+  ! MPI-IO: a view interleaving the ranks' integers, write_at_all then write_all, read back
   fname = 'preload_f.dat'
   call MPI_FILE_OPEN(MPI_COMM_WORLD, fname, MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
   call MPI_TYPE_VECTOR(4, 1, np, MPI_INTEGER, vtype, ierr)
@@ -171,6 +171,13 @@ program preload_f
   call MPI_FILE_WRITE_ALL(fh, ival(3), 2, MPI_INTEGER, st, ierr)
   call MPI_GET_COUNT(st, MPI_INTEGER, outc, ierr)
   call check('file_write_all_count', outc == 2, outc)
+  ! read back through the same view: read_at_all then read_all
+  rval = -1
+  call MPI_FILE_READ_AT_ALL(fh, off, rval, 2, MPI_INTEGER, st, ierr)
+  call MPI_FILE_SEEK(fh, 2_MPI_OFFSET_KIND, MPI_SEEK_SET, ierr)
+  call MPI_FILE_READ_ALL(fh, rval(3), 2, MPI_INTEGER, st, ierr)
+  call MPI_GET_COUNT(st, MPI_INTEGER, outc, ierr)
+  call check('file_read_all', outc == 2 .and. all(rval == ival), outc)
   call MPI_FILE_CLOSE(fh, ierr)
   call check('file_close', fh == MPI_FILE_NULL, 0)
   call MPI_TYPE_FREE(vtype, ierr)
