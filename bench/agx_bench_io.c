@@ -5,12 +5,14 @@
  * MPI_File_write_all on the same requests (Open MPI: OMPIO, or ROMIO with
  * OMPI_MCA_io=romio321; MPICH: ROMIO). Time per call broken down as Figure 5 (metadata
  * exchange, data exchange, I/O, other), max over ranks, mean over iterations; every
- * configuration's file read back and checked byte for byte.
+ * configuration's file read back and checked byte for byte. --read: collective reads of
+ * the same requests instead (agx_file_read_all, MPI_File_read_all), from a file the
+ * library wrote once, each buffer checked against the bytes written.
  *
  *   agx-bench twophase --workload e3sm|flash|btio [-k LIST] [--kernel-meta K] [--kernel-data K]
  *                      [--aggregators N] [--cb-buffer-size B] [--layout even|striped]
  *                      [--stripe-size B] [--stripe-count N] [--file PATH | --no-write]
- *                      [--vars N] [--cells N] [--block N] [-i N] [--csv F] [--json F]
+ *                      [--vars N] [--cells N] [--block N] [-i N] [--read] [--csv F] [--json F]
  */
 #include "bench.h"
 
@@ -24,7 +26,7 @@ enum { W_E3SM, W_FLASH, W_BTIO };
 static const char *wnames[] = {"e3sm", "flash", "btio"};
 
 typedef struct {
-    int workload, iters, no_write;
+    int workload, iters, no_write, read;
     agx_io_hints h;
     bio_params bp;
     char *runs[MAX_ALGS]; /* "meta/data", "mpi" */
@@ -46,8 +48,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: agx-bench twophase --workload e3sm|flash|btio [-k LIST] [--kernel-meta K] [--kernel-data K]\n"
                "         [--aggregators N] [--cb-buffer-size B] [--layout even|striped] [--stripe-size B]\n"
                "         [--stripe-count N] [--file PATH | --no-write] [--vars N] [--cells N] [--block N]\n"
-               "         [-i N] [--csv F] [--json F]\n"
+               "         [-i N] [--read] [--csv F] [--json F]\n"
                "  -k LIST   runs: K (K for both exchanges), META/DATA, hybrid, auto, mpi (MPI_File_write_all);\n"
+               "  --read    collective reads of the file written once (agx_file_read_all, mpi: MPI_File_read_all)\n"
                "            default issend_all,spread_out,balanced,pairwise,tam,hybrid,auto,mpi\n"
                "  --no-write  exchanges only, no file (SMPI); --cells: e3sm cells per process and variable\n"
                "            (default 4096), btio grid edge N (default 64); --block: flash block edge (8)\n");
@@ -70,7 +73,7 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
         {"workload", 1, 0, 'W'}, {"kernel-meta", 1, 0, 'M'}, {"kernel-data", 1, 0, 'D'}, {"aggregators", 1, 0, 'A'},
         {"cb-buffer-size", 1, 0, 'B'}, {"layout", 1, 0, 'L'}, {"stripe-size", 1, 0, 'S'}, {"stripe-count", 1, 0, 'N'},
         {"file", 1, 0, 'F'}, {"no-write", 0, 0, 'n'}, {"vars", 1, 0, 'V'}, {"cells", 1, 0, 'E'}, {"block", 1, 0, 'K'},
-        {"csv", 1, 0, 'C'}, {"json", 1, 0, 'J'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"csv", 1, 0, 'C'}, {"json", 1, 0, 'J'}, {"read", 0, 0, 'R'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     const char *meta = NULL, *data = NULL;
     long long v;
     int c;
@@ -116,6 +119,7 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
             break;
         case 'F': o->file = optarg; break;
         case 'n': o->no_write = 1; break;
+        case 'R': o->read = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'q': break; /* quiet: accepted for agx-sim (the table is short) */
@@ -167,18 +171,24 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
     agx_io_stats st = {0};
     char meta[64], data[64];
     int mpi = !strcmp(run, "mpi"), rc = MPI_SUCCESS;
+    char *got = o->read ? calloc(1, (size_t)(q->bytes ? q->bytes : 1)) : NULL;
+    if (o->read && !got)
+        return MPI_ERR_NO_MEM;
     if (sscanf(run, "%63[^/]/%63s", meta, data) != 2)
         snprintf(meta, sizeof meta, "%s", run), snprintf(data, sizeof data, "%s", run);
     h.meta_kernel = meta, h.data_kernel = data, h.no_write = o->no_write;
     *r = (io_rec){.verified = -1};
-    snprintf(r->name, sizeof r->name, "%s", mpi ? "MPI_File_write_all" : run);
+    snprintf(r->name, sizeof r->name, "%s", !mpi ? run : o->read ? "MPI_File_read_all" : "MPI_File_write_all");
     for (int it = -1; it < o->iters && rc == MPI_SUCCESS; it++) { /* it = -1: one untimed warm-up */
         MPI_File fh;
-        if ((rc = open_file(o, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) != MPI_SUCCESS)
+        if ((rc = open_file(o, o->read ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) != MPI_SUCCESS)
             break;
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime(), mine[5], max[5];
-        if (mpi)
+        if (o->read)
+            rc = mpi ? bio_reference_read(fh, q, got)
+                     : agx_file_read_all(fh, MPI_COMM_WORLD, q->n, q->off, q->len, got, &h, &st);
+        else if (mpi)
             rc = bio_reference_write(fh, q);
         else
             rc = agx_file_write_all(fh, MPI_COMM_WORLD, q->n, q->off, q->len, q->buf, &h, &st);
@@ -190,9 +200,18 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
         for (int k = 0; k < 5 && it >= 0; k++)
             r->t[k] += max[k] * 1e3 / o->iters;
     }
+    long long wrong = 0, all;
+    for (long long i = 0; o->read && rc == MPI_SUCCESS && !o->no_write && i < q->bytes; i++)
+        wrong += got[i] != q->buf[i];
+    free(got);
     if (rc != MPI_SUCCESS)
         return rc;
     r->rounds = mpi ? -1 : st.rounds;
+    if (o->read) { /* the buffer read against the bytes written */
+        MPI_Allreduce(&wrong, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        r->verified = o->no_write ? -1 : all == 0;
+        return MPI_SUCCESS;
+    }
     r->meta = mpi ? "-" : st.meta_kernel, r->data = mpi ? "-" : st.data_kernel;
     if (!o->no_write) {
         MPI_File fh;
@@ -210,6 +229,7 @@ static int write_files(const io_opts *o, const io_rec *r, int n, const bio_reqs 
 {
     FILE *c = o->csv ? fopen(o->csv, "w") : NULL, *j = o->json ? fopen(o->json, "w") : NULL;
     static const char *ver[] = {"unverified", "FAIL", "ok"};
+    const char *op = o->read ? "twophase_read" : "twophase";
     char *ctx = j ? bench_context_json(nprocs, 0) : NULL;
     if ((o->csv && !c) || (o->json && !j))
         perror("agx-bench: output file");
@@ -217,17 +237,17 @@ static int write_files(const io_opts *o, const io_rec *r, int n, const bio_reqs 
         fprintf(c, "op,workload,nprocs,aggregators,layout,cb_buffer_size,run,meta_kernel,data_kernel,iterations,"
                    "total_ms,meta_ms,data_ms,io_ms,other_ms,rounds,requests_rank0,bytes_rank0,verified\n");
     for (int i = 0; c && i < n; i++)
-        fprintf(c, "twophase,%s,%d,%d,%s,%lld,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%lld,%s\n", wnames[o->workload],
+        fprintf(c, "%s,%s,%d,%d,%s,%lld,%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%d,%lld,%s\n", op, wnames[o->workload],
                 nprocs, o->h.aggregators, o->h.layout ? "striped" : "even", o->h.cb_buffer_size, r[i].name, r[i].meta,
                 r[i].data, o->iters, r[i].t[0], r[i].t[1], r[i].t[2], r[i].t[3], r[i].t[4], r[i].rounds, q->n, q->bytes,
                 ver[r[i].verified + 1]);
     if (j)
         fprintf(j, "[\n");
     for (int i = 0; j && i < n; i++)
-        fprintf(j, "  {\"op\": \"twophase\", \"workload\": \"%s\", \"nprocs\": %d, \"run\": \"%s\", \"meta_kernel\": "
+        fprintf(j, "  {\"op\": \"%s\", \"workload\": \"%s\", \"nprocs\": %d, \"run\": \"%s\", \"meta_kernel\": "
                    "\"%s\", \"data_kernel\": \"%s\", \"iterations\": %d, \"total_ms\": %.3f, \"meta_ms\": %.3f, "
                    "\"data_ms\": %.3f, \"io_ms\": %.3f, \"other_ms\": %.3f, \"rounds\": %d, \"verified\": \"%s\", \"context\": %s}%s\n",
-                wnames[o->workload], nprocs, r[i].name, r[i].meta, r[i].data, o->iters, r[i].t[0], r[i].t[1],
+                op, wnames[o->workload], nprocs, r[i].name, r[i].meta, r[i].data, o->iters, r[i].t[0], r[i].t[1],
                 r[i].t[2], r[i].t[3], r[i].t[4], r[i].rounds, ver[r[i].verified + 1], ctx ? ctx : "null", i + 1 < n ? "," : "");
     free(ctx);
     int bad = (o->csv && !c) || (o->json && !j);
@@ -258,6 +278,19 @@ int agx_bench_io(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
+    if (o.read && !o.no_write) { /* the file the reads read: written once by the library */
+        MPI_File fh;
+        if ((rc = open_file(&o, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) == MPI_SUCCESS) {
+            rc = bio_reference_write(fh, &q);
+            MPI_File_close(&fh);
+        }
+        if (rc != MPI_SUCCESS) {
+            if (rank == 0)
+                fprintf(stderr, "agx-bench twophase: the file to read could not be written\n");
+            MPI_Finalize();
+            return 1;
+        }
+    }
     long long bytes = q.bytes, reqs = q.n;
     MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Allreduce(MPI_IN_PLACE, &reqs, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -265,10 +298,10 @@ int agx_bench_io(int argc, char **argv)
     if (rank == 0)
         printf("# agx-bench twophase  workload=%s  nprocs=%d  requests=%lld  bytes=%lld  layout=%s  aggregators=%d"
                "  cb=%lld  iterations=%d (+1 warm-up)%s\n# MPI: %s\n# ms per call, max over ranks (KangRoss20 Fig. 5: meta = "
-               "offset/length exchange, data = data exchanges, io = writes, other = the rest)\n"
+               "offset/length exchange, data = data exchanges, io = file calls, other = the rest)%s\n"
                "%-24s %10s %10s %10s %10s %10s %7s %-11s %-11s %s\n", wnames[o.workload], nprocs, reqs, bytes,
                o.h.layout ? "striped" : "even", o.h.aggregators, o.h.cb_buffer_size, o.iters,
-               o.no_write ? "  (no write: exchanges only)" : "", ver, "run", "total", "meta", "data", "io", "other",
+               o.no_write ? "  (no write: exchanges only)" : "", ver, o.read ? "; collective reads" : "", "run", "total", "meta", "data", "io", "other",
                "rounds", "meta_kern", "data_kern", "check");
     fflush(stdout);
     for (int i = 0; i < o.nruns && rc == MPI_SUCCESS; i++) {

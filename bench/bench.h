@@ -287,6 +287,8 @@ void bio_free(bio_reqs *q);
 /* The same bytes through MPI_File_write_all: a file view of the requests in file order
  * (hindexed), the data described in place (hindexed over buf); the view is reset after. */
 int bio_reference_write(MPI_File fh, const bio_reqs *q);
+/* The same requests read through MPI_File_read_all into got (packed as buf is). */
+int bio_reference_read(MPI_File fh, const bio_reqs *q, char *got);
 /* Read back this process's requests (a view, one MPI_File_read_all) and count the bytes
  * that differ from bio_byte; the file size must be file_size. Collective. Returns an MPI
  * error code; *bad: wrong bytes here (+1 for a wrong size on rank 0). */

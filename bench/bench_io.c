@@ -174,25 +174,32 @@ int bio_reference_write(MPI_File fh, const bio_reqs *q)
     return rc != MPI_SUCCESS ? rc : rc2;
 }
 
-int bio_check(MPI_File fh, MPI_Comm comm, const bio_reqs *q, unsigned seed, long long *bad)
+int bio_reference_read(MPI_File fh, const bio_reqs *q, char *got)
 {
     MPI_Datatype ft, mt;
     MPI_Status st;
-    MPI_Offset size = -1;
-    int rank, rc = sorted_types(q, &ft, &mt);
-    char *got = malloc((size_t)(q->bytes ? q->bytes : 1));
-    *bad = 0;
-    MPI_Comm_rank(comm, &rank);
-    if (rc != MPI_SUCCESS || !got) {
-        free(got);
-        return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
-    }
-    memset(got, 0, (size_t)q->bytes);
+    int rc = sorted_types(q, &ft, &mt);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if ((rc = MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL)) == MPI_SUCCESS)
         rc = MPI_File_read_all(fh, got, q->bytes > 0, mt, &st);
     int rc2 = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
-    if (rc == MPI_SUCCESS)
-        rc = rc2;
+    MPI_Type_free(&ft);
+    MPI_Type_free(&mt);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int bio_check(MPI_File fh, MPI_Comm comm, const bio_reqs *q, unsigned seed, long long *bad)
+{
+    MPI_Offset size = -1;
+    int rank, rc;
+    char *got = malloc((size_t)(q->bytes ? q->bytes : 1));
+    *bad = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (!got)
+        return MPI_ERR_NO_MEM;
+    memset(got, 0, (size_t)q->bytes);
+    rc = bio_reference_read(fh, q, got);
     if (rc == MPI_SUCCESS)
         rc = MPI_File_get_size(fh, &size);
     for (int i = 0, at = 0; rc == MPI_SUCCESS && i < q->n; at += q->len[i++])
@@ -200,8 +207,6 @@ int bio_check(MPI_File fh, MPI_Comm comm, const bio_reqs *q, unsigned seed, long
             *bad += (unsigned char)got[at + k] != bio_byte(q->off[i] + k, seed);
     if (rank == 0 && rc == MPI_SUCCESS && size != q->file_size)
         (*bad)++;
-    MPI_Type_free(&ft);
-    MPI_Type_free(&mt);
     free(got);
     return rc;
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# PnetCDF write time, plain MPI-IO against libagx-preload.so (issue 36): the three
-# workloads of tests/preload/pnetcdf_app.c at SCALE, each (MPI-IO implementation, ranks)
-# run REPS times alternating plain, preloaded (as a user runs it: AGX_ADAPT=1, each file
-# timing agx's engine against the library's write) and preloaded with AGX_ADAPT=0 (every
-# write agx can take to the engine); median and range of rank 0's create-to-close time.
+# PnetCDF write and read times, plain MPI-IO against libagx-preload.so (issues 36, 53):
+# the three workloads of tests/preload/pnetcdf_app.c at SCALE (written, then read back
+# the same way), each (MPI-IO implementation, ranks) run REPS times alternating plain,
+# preloaded (as a user runs it: AGX_ADAPT=1, each file timing agx's engine against the
+# library's call) and preloaded with AGX_ADAPT=0 (every call agx can take to the engine);
+# median and range of rank 0's create-to-close (write) and open-to-close (read) times.
 #   bench/pnetcdf_bench.sh BUILD [SCALE] [REPS] [NPS] [WORKLOADS]   (BTIO refuses scale 64)
 set -uo pipefail
 b=$(realpath "$1") scale=${2:-8} reps=${3:-5} nps=${4:-"4 8 16"} workloads=${5:-"e3sm flash btio"}
@@ -13,23 +14,26 @@ t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 med() { sort -g | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
         printf "%.1f (%.1f-%.1f)", m * 1e3, v[1] * 1e3, v[NR] * 1e3}'; }
 printf "# %s, %s, scale %s, %s runs each; ms: median (min-max)\n" "$(date -u +%F)" "$(hostname)" "$scale" "$reps"
-printf "%-9s %-6s %3s %22s %22s %22s %8s %8s\n" io workload p plain agx agx_engine plain/agx plain/eng
+printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" io workload op p plain agx agx_engine plain/agx plain/eng
+times() { sed -n 's/.*write_s=\([0-9.]*\) read_s=\([0-9.]*\).*/\1 \2/p'; }
 for io in ompio romio321; do
   for w in $workloads; do
     for n in $nps; do
       : > "$t/p"; : > "$t/a"; : > "$t/e"
       for ((r = 0; r < reps; r++)); do
-        OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 "$app" "$w" "$t/f.nc" "$scale" |
-          sed -n 's/.*write_s=//p' >> "$t/p"
+        OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 "$app" "$w" "$t/f.nc" "$scale" | times >> "$t/p"
         OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" "$app" "$w" "$t/f.nc" "$scale" |
-          sed -n 's/.*write_s=//p' >> "$t/a"
-        AGX_ADAPT=0 OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" "$app" "$w" "$t/f.nc" "$scale" |
-          sed -n 's/.*write_s=//p' >> "$t/e"
+          times >> "$t/a"
+        AGX_ADAPT=0 OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" "$app" "$w" "$t/f.nc" \
+          "$scale" | times >> "$t/e"
       done
-      mp=$(med < "$t/p") ma=$(med < "$t/a") me=$(med < "$t/e")
-      sp=$(awk -v a="${mp%% *}" -v b="${ma%% *}" 'BEGIN {printf "%.2f", a / b}')
-      se=$(awk -v a="${mp%% *}" -v b="${me%% *}" 'BEGIN {printf "%.2f", a / b}')
-      printf "%-9s %-6s %3s %22s %22s %22s %8s %8s\n" "$io" "$w" "$n" "$mp" "$ma" "$me" "$sp" "$se"
+      for col in 1 2; do
+        op=write; [ $col = 2 ] && op=read
+        mp=$(cut -d' ' -f$col "$t/p" | med) ma=$(cut -d' ' -f$col "$t/a" | med) me=$(cut -d' ' -f$col "$t/e" | med)
+        sp=$(awk -v a="${mp%% *}" -v b="${ma%% *}" 'BEGIN {printf "%.2f", a / b}')
+        se=$(awk -v a="${mp%% *}" -v b="${me%% *}" 'BEGIN {printf "%.2f", a / b}')
+        printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" "$io" "$w" "$op" "$n" "$mp" "$ma" "$me" "$sp" "$se"
+      done
     done
   done
 done

@@ -5,7 +5,9 @@
 #     rows, and a second run chooses from them without learning again;
 #   - AGX_ADAPT=bogus is a clear error, never a crash;
 #   - the drop-in learns by default (an unmodified program under libagx-preload.so), and
-#     AGX_ADAPT=0 turns it off.
+#     AGX_ADAPT=0 turns it off;
+#   - a file's choice between agx's write and the library's is written as a file_write_all
+#     row and read back the same way.
 #   adapt_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
@@ -37,5 +39,13 @@ AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/prel
   bad "the preload learns by default"
 AGX_ADAPT=0 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
   ! grep -q "learn" "$t/out" || bad "AGX_ADAPT=0 under the preload"
+# 5. collective writes: a file's decision written as a file_write_all row, and a second run
+#    starting from it (every write the library's from the first, no write timed)
+fl=("$b/bin/test_filelearn" --expect library)
+AGX_ADAPT=1 AGX_TEST_FLEARN_SKEW=2:0:1000 AGX_TUNING_OUT="$t/files.json" "${run[@]}" -n 4 "${fl[@]}" > "$t/out" 2>&1 &&
+  grep -q '"op": "file_write_all", "comm_size": "4-4", "bytes": "[0-9]*-[0-9]*", "piece": "[0-9]*-[0-9]*", "algorithm": "native"' \
+    "$t/files.json" || { cat "$t/files.json" >> "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's file_write_all row"; }
+AGX_ADAPT=1 AGX_TUNING_FILE="$t/files.json" "${run[@]}" -n 4 "${fl[@]}" --decided > "$t/out" 2>&1 ||
+  bad "a second run's writes from the file_write_all row"
 [ $fail = 0 ] && echo "adapt_check: every check passed"
 exit $fail

@@ -3,7 +3,8 @@
 # environment's size-ranged form, agx-info, agx-tune.
 #   - a good file chooses per shape, with its parameters, and results stay right (-c);
 #   - a file with overlapping ranges, an unknown algorithm, an unknown key, a bad range or
-#     parameter, malformed JSON, a missing file: a clear error naming the file and line
+#     parameter, a file row with an algorithm other than two_phase / native, "piece" in a
+#     collective's row, malformed JSON, a missing file: a clear error naming the file and line
 #     on every call it decides, never a crash or hang;
 #   - a file missing or different on one rank: every rank fails alike (no hang);
 #   - AGX_ALLGATHER_ALGORITHM=bruck:0-1K,ring chooses by size; a bad range is an error;
@@ -58,6 +59,10 @@ printf '{"rules": [{"op": "allgather", "bytes": "8-2", "algorithm": "bruck"}]}\n
 expect range "range.json:1: \"bytes\" must be a range"
 printf '{"rules": [\n {"op": "allgather", "algorithm": "kbruck", "params": {"radix": 1}}]}\n' > "$t/param.json"
 expect param "param.json:2: parameter 'radix' of 'kbruck' must be an integer in [2, 64]"
+printf '{"rules": [\n {"op": "file_write_all", "bytes": "1M-", "algorithm": "tam"}]}\n' > "$t/filerow.json"
+expect filerow "filerow.json:2: a file row's algorithm is two_phase (agx's engine) or native (the library's own)"
+printf '{"rules": [\n {"op": "allgather", "piece": "8-", "algorithm": "ring"}]}\n' > "$t/piece.json"
+expect piece "piece.json:2: \"piece\" belongs to file rows (file_write_all, file_read_all)"
 printf '[1, 2]\n' > "$t/shape.json"
 expect shape "shape.json:1: expected an object with a \"rules\" array"
 expect missing "AGX_TUNING_FILE=$t/missing.json: cannot open: No such file or directory"

@@ -63,11 +63,11 @@ int agx_algorithm_details(agx_op op, agx_kind kind, int i, const char **cost, co
 
 static void conditions(const agx_rule *r, char *buf, size_t len)
 {
-    static const char *const names[] = {"comm_size", "ppn", "nodes", "bytes"};
-    const agx_span sp[] = {r->size, r->ppn, r->nodes, r->bytes};
+    static const char *const names[] = {"comm_size", "ppn", "nodes", "bytes", "piece"};
+    const agx_span sp[] = {r->size, r->ppn, r->nodes, r->bytes, r->piece};
     size_t at = 0;
     buf[0] = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         char t[64];
         if (sp[i].lo == 0 && sp[i].end == 0)
             continue;
@@ -149,6 +149,15 @@ static void rules(FILE *out, const agx_sel *ctx)
             for (int i = 0; i < n; i++)
                 rule_line(out, &r[i], r[i].alg);
         }
+    for (int d = 0; ctx->rules_on && d < 2; d++) { /* the per-file choice's rows (AGX_ADAPT) */
+        int n;
+        const agx_rule *r = agx_rules_file((agx_op)(AGX_OP_LAST + d), AGX_KIND_INTRA, &n);
+        if (n)
+            fprintf(out, "    %s (AGX_ADAPT's per-file choice; bytes: the largest rank's):\n",
+                    d ? "file_read_all" : "file_write_all");
+        for (int i = 0; i < n; i++)
+            rule_line(out, &r[i], r[i].alg);
+    }
     fprintf(out, "  3. built-in default (first row that holds and can run; else native):\n");
     for (int op = 0; op < AGX_OP_LAST; op++)
         for (int k = 0; k < AGX_KIND_LAST; k++) {

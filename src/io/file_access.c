@@ -165,6 +165,7 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (!why && agx_file_map(f, pos * f->etype_size, nbytes, &off, &len, &n))
         why = "too many file pieces";
     int vote = why != NULL;
+    agx_coll_install(); /* the operations' names: a rules file's rows are read by name */
     if (why)
         agx_file_tell(f, bit + 1, 0, "%s: asks for the library's own (%s)", fn, why);
     int cand = AGX_FLEARN_ENGINE; /* AGX_ADAPT: the votes agreed, and the class's choice */

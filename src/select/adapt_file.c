@@ -70,6 +70,10 @@ static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char
         return;
     c->decided = 1, c->winner = c->best[1] < c->best[0] ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
     remember(L->p, c->cls + L->reads * AGX_FLEARN_READS, c->winner);
+    char note[160];
+    snprintf(note, sizeof note, "learned on the run: two_phase %.3g, native %.3g s per MB (the fastest of %d and %d)",
+             c->best[0] * 1e6, c->best[1] * 1e6, c->k[0], c->k[1]);
+    agx_flearn_keep(L->p, L->reads, c->cls, c->winner, note);
     int rank = 1;
     if (!agx_env_flag("AGX_VERBOSE") || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank)
         return;
@@ -97,22 +101,26 @@ static void record(agx_flearn *L, const long long *v, MPI_Comm comm, const char 
         decide(L, c, comm, name);
 }
 
-/* The class's entry in the file; a new one starts from what the run learned when every
- * rank remembers the same winner. NULL: no room (the engine runs, untimed). */
-static agx_flearn_class *entry(agx_flearn *L, int cls, MPI_Comm comm, int *rc)
+/* The class's entry in the file; a new one starts from what the run learned, or else
+ * from the rules file's row (AGX_TUNING_FILE) for the call's bytes and pieces, when every
+ * rank knows the same winner. NULL: no room (the engine runs, untimed). */
+static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long long piece, MPI_Comm comm, int *rc)
 {
     for (int i = 0; i < L->nclass; i++)
         if (L->c[i].cls == cls)
             return &L->c[i];
     if (L->nclass == AGX_FLEARN_CLASSES)
         return NULL;
-    int w = remembered(L->p, cls + L->reads * AGX_FLEARN_READS), v[2] = {w, -w};
+    int w = remembered(L->p, cls + L->reads * AGX_FLEARN_READS), ruled = w < 0;
+    if (ruled)
+        w = agx_rules_file_io(L->reads, L->p, bytes, piece);
+    int v[2] = {w, -w};
     if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
         return NULL;
     agx_flearn_class *c = &L->c[L->nclass++];
     *c = (agx_flearn_class){.cls = cls};
     if (v[0] >= 0 && v[0] == -v[1])
-        c->decided = 1, c->winner = (signed char)v[0];
+        c->decided = 1 + ruled, c->winner = (signed char)v[0]; /* ruled: alike everywhere (the file is) */
     return c;
 }
 
@@ -134,12 +142,14 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         *cand = AGX_FLEARN_VOTED;
         return MPI_SUCCESS;
     }
-    agx_flearn_class *c = entry(L, agx_size_class(v[1]) * 64 + agx_size_class(v[2]) / 2, comm, &rc);
+    agx_flearn_class *c = entry(L, agx_size_class(v[1]) * 64 + agx_size_class(v[2]) / 2, v[1], v[2], comm, &rc);
     if (!c)
         return rc;
     if (c->decided) {
         *cand = c->winner;
-        *how = c->winner == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: faster than agx's, measured on this run" : NULL;
+        *how = c->winner != AGX_FLEARN_LIBRARY ? NULL
+               : c->decided == 2 ? "AGX_TUNING_FILE: faster than agx's, by the rules file's row"
+                                 : "AGX_ADAPT: faster than agx's, measured on this run";
         return MPI_SUCCESS;
     }
     *cand = order[c->turns % 4];

@@ -3,7 +3,9 @@
  * communicator learned (agx-info), and AGX_TUNING_OUT=FILE, the decisions written at
  * MPI_Finalize as a rules file (the format AGX_TUNING_FILE reads, docs/algorithms.md "Rules
  * files"), so that a second run starts where the first ended: a rules file's row chooses
- * before the default rule, and a class a row covers does not learn again.
+ * before the default rule, and a class a row covers does not learn again; the per-file
+ * choice of collective writes and reads (adapt_file.c) gives file_write_all /
+ * file_read_all rows the same way.
  */
 #include "select.h"
 
@@ -27,7 +29,8 @@ int agx_adapt_from_env(void)
 typedef struct {
     agx_op op;
     agx_kind kind;
-    int p, nodes, ppn, cls;
+    int file;              /* 0: a collective's row; 1: file_write_all's, 2: file_read_all's */
+    int p, nodes, ppn, cls, pcls; /* cls: the bytes' class; pcls: a file row's piece class */
     const char *alg;
     char note[160];
 } out_row;
@@ -56,6 +59,13 @@ static void out_write(void)
             for (int i = 0; i < nrows; i++) {
                 out_row *r = &rows[i];
                 long long lo = r->cls ? 1LL << (r->cls - 1) : 0, hi = (1LL << r->cls) - 1;
+                if (r->file) { /* the piece within a power of 4: classes 2 pcls and 2 pcls + 1 */
+                    fprintf(f, "%s\n  {\"op\": \"%s\", \"comm_size\": \"%d-%d\", \"bytes\": \"%lld-%lld\", "
+                            "\"piece\": \"%lld-%lld\", \"algorithm\": \"%s\", \"note\": \"%s\"}", i ? "," : "",
+                            r->file == 1 ? "file_write_all" : "file_read_all", r->p, r->p, lo, hi,
+                            r->pcls ? 1LL << (2 * r->pcls - 1) : 0, (1LL << (2 * r->pcls + 1)) - 1, r->alg, r->note);
+                    continue;
+                }
                 fprintf(f, "%s\n  {\"op\": \"%s\", \"kind\": \"%s\", \"comm_size\": \"%d-%d\", ", i ? "," : "",
                         agx_op_get(r->op)->name, r->kind == AGX_KIND_INTER ? "inter" : "intra", r->p, r->p);
                 if (r->kind == AGX_KIND_INTRA && r->nodes > 0)
@@ -74,13 +84,8 @@ static void out_write(void)
 }
 
 /* Keep one row per (op, kind, shape, class): the first decision of a class holds. */
-static void out_keep(const agx_args *a, const agx_learn *e, const char *note)
+static void out_keep(out_row r)
 {
-    const agx_regions *R = a->kind == AGX_KIND_INTRA ? a->ctx->reg : NULL;
-    out_row r = {.op = a->op, .kind = a->kind, .p = a->p, .nodes = R ? R->r : 0, .ppn = R ? R->max_size : 0,
-                 .alg = agx_call_alg(a, e->cand[e->winner])->name};
-    r.cls = agx_size_class(a->msg_bytes);
-    snprintf(r.note, sizeof r.note, "%s", note);
     pthread_mutex_lock(&out_lock);
     if (out_rank < 0)
         MPI_Comm_rank(MPI_COMM_WORLD, &out_rank);
@@ -90,8 +95,8 @@ static void out_keep(const agx_args *a, const agx_learn *e, const char *note)
     }
     int dup = 0;
     for (int i = 0; i < nrows && !dup; i++)
-        dup = rows[i].op == r.op && rows[i].kind == r.kind && rows[i].p == r.p && rows[i].nodes == r.nodes &&
-              rows[i].ppn == r.ppn && rows[i].cls == r.cls;
+        dup = rows[i].op == r.op && rows[i].kind == r.kind && rows[i].file == r.file && rows[i].p == r.p &&
+              rows[i].nodes == r.nodes && rows[i].ppn == r.ppn && rows[i].cls == r.cls && rows[i].pcls == r.pcls;
     if (!dup && nrows == caprows) {
         int cap = caprows ? 2 * caprows : 32;
         out_row *g = realloc(rows, sizeof *g * (size_t)cap);
@@ -119,14 +124,30 @@ void agx_learn_report(const agx_args *a, const agx_learn *e)
     times(a, e, t, sizeof t);
     snprintf(note, sizeof note, "learned on the run at %lld-%lld B: %s", e->lo, e->hi, t);
     const char *path = getenv("AGX_TUNING_OUT");
-    if (path && *path)
-        out_keep(a, e, note);
+    if (path && *path) {
+        const agx_regions *R = a->kind == AGX_KIND_INTRA ? a->ctx->reg : NULL;
+        out_row r = {.op = a->op, .kind = a->kind, .p = a->p, .nodes = R ? R->r : 0, .ppn = R ? R->max_size : 0,
+                     .alg = agx_call_alg(a, e->cand[e->winner])->name, .cls = agx_size_class(a->msg_bytes)};
+        snprintf(r.note, sizeof r.note, "%s", note);
+        out_keep(r);
+    }
     if (a->rank != 0 || !agx_env_flag("AGX_VERBOSE"))
         return;
     double at_winner = e->mean[e->winner] * e->total;
     fprintf(stderr, "agx: %s learned on %d ranks, %lld-%lld B: %s; runs %s (window of %d calls took %.1f us, "
             "%+.1f us against the winner's pace)\n", agx_op_get(a->op)->name, a->p, e->lo, e->hi, t,
             agx_call_alg(a, e->cand[e->winner])->name, e->total, e->window_s * 1e6, (e->window_s - at_winner) * 1e6);
+}
+
+void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note)
+{
+    const char *path = getenv("AGX_TUNING_OUT");
+    if (!path || !*path)
+        return;
+    out_row r = {.file = 1 + reads, .p = p, .cls = cls / 64, .pcls = cls % 64,
+                 .alg = winner == AGX_FLEARN_LIBRARY ? "native" : "two_phase"};
+    snprintf(r.note, sizeof r.note, "%s", note);
+    out_keep(r);
 }
 
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out)

@@ -19,8 +19,8 @@ static struct {
     char *path;
     char *err;                  /* why the file cannot be used; NULL: it can */
     unsigned long long hash;    /* FNV-1a of its bytes */
-    agx_rule *rules[AGX_OP_LAST][AGX_KIND_LAST];
-    int n[AGX_OP_LAST][AGX_KIND_LAST];
+    agx_rule *rules[AGX_OP_LAST + 2][AGX_KIND_LAST]; /* + file_write_all, file_read_all */
+    int n[AGX_OP_LAST + 2][AGX_KIND_LAST];
 } F;
 static pthread_mutex_t flock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -75,13 +75,20 @@ static int rule_lines(const char *t, size_t len, int *lines, int max)
     return n;
 }
 
+static const char *const file_ops[2] = {"file_write_all", "file_read_all"};
+
 static int op_of(const char *name)
 {
     for (int op = 0; op < AGX_OP_LAST; op++)
-        if (!strcasecmp(name, agx_op_get((agx_op)op)->name))
+        if (agx_op_get((agx_op)op) && !strcasecmp(name, agx_op_get((agx_op)op)->name))
             return op;
+    for (int d = 0; d < 2; d++)
+        if (!strcasecmp(name, file_ops[d]))
+            return AGX_OP_LAST + d;
     return -1;
 }
+
+static const char *op_name(int op) { return op < AGX_OP_LAST ? agx_op_get((agx_op)op)->name : file_ops[op - AGX_OP_LAST]; }
 
 static int range_of(json_t *v, agx_span *r)
 {
@@ -117,7 +124,33 @@ static int params_of(json_t *obj, const agx_alg *alg, agx_rule *r, const char *p
     return 0;
 }
 
-static const char *const keys[] = {"op", "kind", "comm_size", "ppn", "nodes", "bytes", "algorithm", "params", "note"};
+static const char *const keys[] = {"op",        "kind",      "comm_size", "ppn",  "nodes",
+                                   "bytes",     "algorithm", "params",    "note", "piece"};
+
+/* A file row (the per-file choice of src/select/adapt_file.c): comm_size, bytes (the
+ * largest rank's), piece (the mean file piece), algorithm two_phase or native. */
+static int file_row(json_t *o, const char *path, int line, agx_rule *r)
+{
+    static const char *const rk[] = {"bytes", "comm_size", "piece"};
+    agx_span *rr[] = {&r->bytes, &r->size, &r->piece};
+    json_t *v;
+    const char *s = json_string_value(json_object_get(o, "kind"));
+    if (json_object_get(o, "ppn") || json_object_get(o, "nodes") || json_object_get(o, "params") ||
+        (json_object_get(o, "kind") && (!s || strcmp(s, "intra"))))
+        return fail("%s:%d: a file row takes comm_size, bytes, piece, algorithm and note only", path, line), -1;
+    for (int i = 0; i < 3; i++)
+        if ((v = json_object_get(o, rk[i])) && range_of(v, rr[i]))
+            return fail("%s:%d: \"%s\" must be a range: \"lo-hi\", \"lo-\", \"N\" or an integer (K, M, G allowed)",
+                        path, line, rk[i]), -1;
+    s = json_string_value(json_object_get(o, "algorithm"));
+    if (!s || (strcmp(s, "two_phase") && strcmp(s, "native")))
+        return fail("%s:%d: a file row's algorithm is two_phase (agx's engine) or native (the library's own)", path,
+                    line), -1;
+    r->kidx[0] = strcmp(s, "two_phase") ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
+    r->alg = r->kidx[0] == AGX_FLEARN_ENGINE ? "two_phase" : "native";
+    r->line = line;
+    return 0;
+}
 
 /* One row into r (its op and kind into *op, *kind); -1 (F.err set) when it is wrong. */
 static int row(json_t *o, const char *path, int line, agx_rule *r, int *op, int *kind)
@@ -131,11 +164,16 @@ static int row(json_t *o, const char *path, int line, agx_rule *r, int *op, int 
         while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k], key))
             k++;
         if (k == sizeof keys / sizeof keys[0])
-            return fail("%s:%d: unknown key '%s' (op, kind, comm_size, ppn, nodes, bytes, algorithm, params, note)",
+            return fail("%s:%d: unknown key '%s' (op, kind, comm_size, ppn, nodes, bytes, piece, algorithm, params, note)",
                         path, line, key), -1;
     }
     if (!(s = json_string_value(json_object_get(o, "op"))) || (*op = op_of(s)) < 0)
-        return fail("%s:%d: \"op\" must be one of allgather, allgatherv, alltoallv, allreduce", path, line), -1;
+        return fail("%s:%d: \"op\" must be one of allgather, allgatherv, alltoallv, allreduce, file_write_all, "
+                    "file_read_all", path, line), -1;
+    if (*op >= AGX_OP_LAST)
+        return *kind = AGX_KIND_INTRA, file_row(o, path, line, r);
+    if (json_object_get(o, "piece"))
+        return fail("%s:%d: \"piece\" belongs to file rows (file_write_all, file_read_all)", path, line), -1;
     s = json_string_value(json_object_get(o, "kind"));
     if (json_object_get(o, "kind") && (!s || (strcmp(s, "intra") && strcmp(s, "inter"))))
         return fail("%s:%d: \"kind\" must be \"intra\" or \"inter\"", path, line), -1;
@@ -167,7 +205,7 @@ static int row(json_t *o, const char *path, int line, agx_rule *r, int *op, int 
 static int overlap(const agx_rule *a, const agx_rule *b)
 {
     return agx_span_meet(a->bytes, b->bytes) && agx_span_meet(a->size, b->size) && agx_span_meet(a->ppn, b->ppn) &&
-           agx_span_meet(a->nodes, b->nodes);
+           agx_span_meet(a->nodes, b->nodes) && agx_span_meet(a->piece, b->piece);
 }
 
 static void parse(const char *path, const char *text, size_t len)
@@ -196,7 +234,7 @@ static void parse(const char *path, const char *text, size_t len)
         for (size_t j = 0; j < i && !F.err; j++)
             if (ops[i] == ops[j] && kinds[i] == kinds[j] && overlap(&all[i], &all[j]))
                 fail("%s:%d: this %s rule's ranges overlap those of the rule at line %d (one rule per shape)",
-                     path, lines[i], agx_op_get((agx_op)ops[i])->name, lines[j]);
+                     path, lines[i], op_name(ops[i]), lines[j]);
     for (size_t i = 0; i < n && !F.err; i++) { /* per (op, kind), in file order */
         agx_rule **dst = &F.rules[ops[i]][kinds[i]];
         int *cnt = &F.n[ops[i]][kinds[i]];
@@ -259,7 +297,7 @@ static void load(void)
 
 void agx_rules_free(void)
 {
-    for (int op = 0; op < AGX_OP_LAST; op++)
+    for (int op = 0; op < AGX_OP_LAST + 2; op++)
         for (int k = 0; k < AGX_KIND_LAST; k++) {
             for (int i = 0; i < F.n[op][k]; i++)
                 for (int j = 0; j < F.rules[op][k][i].nparams; j++)
@@ -290,6 +328,25 @@ const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n)
 {
     *n = F.n[op][kind];
     return F.rules[op][kind];
+}
+
+int agx_rules_file_io(int reads, int p, long long bytes, long long piece)
+{
+    const char *path = getenv("AGX_TUNING_FILE");
+    int w = -1;
+    if (!path || !*path)
+        return -1;
+    pthread_mutex_lock(&flock);
+    if (!F.tried) {
+        load();
+        agx_at_finalize(agx_rules_reset);
+    }
+    const agx_rule *r = F.err ? NULL : F.rules[AGX_OP_LAST + reads][AGX_KIND_INTRA];
+    for (int i = 0; r && i < F.n[AGX_OP_LAST + reads][AGX_KIND_INTRA] && w < 0; i++)
+        if (agx_span_holds(r[i].size, p) && agx_span_holds(r[i].bytes, bytes) && agx_span_holds(r[i].piece, piece))
+            w = r[i].kidx[0];
+    pthread_mutex_unlock(&flock);
+    return w;
 }
 
 int agx_rules_agree(agx_ctx *ctx, agx_sel *sel)

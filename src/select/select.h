@@ -151,6 +151,8 @@ typedef struct agx_rule {
     agx_span size;             /* p */
     agx_span ppn;              /* the most processes of one region (node) */
     agx_span nodes;            /* regions (nodes) the communicator spans */
+    agx_span piece;            /* a file row (file_write_all / file_read_all): the mean
+                                * file piece; its bytes: the largest rank's */
     int pow2;                   /* 1: p must be a power of two */
     /* alltoallv's pattern (0: any): |R| <= recv_pct_max % of p; the most senders of one
      * receiver >= send_pct_min % of p, or < send_pct_max % of p */
@@ -225,6 +227,10 @@ void agx_env_rules_free(agx_rule *rules, int n);
 /* The rules file: its rows for (op, kind), its path (NULL: none), agreement on it by the
  * communicator (sets sel->rules_on or sel->rules_bad), and its release at finalize. */
 const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n);
+/* The rules file's row for collective writes (reads 0) or reads of p ranks, the largest
+ * rank's bytes and the mean piece: AGX_FLEARN_ENGINE or _LIBRARY, -1 when none (or no
+ * usable file). Its ops: AGX_OP_LAST + reads ("file_write_all", "file_read_all"). */
+int agx_rules_file_io(int reads, int p, long long bytes, long long piece);
 const char *agx_rules_path(void);
 struct agx_sel;
 int agx_rules_agree(agx_ctx *ctx, struct agx_sel *sel);
@@ -316,6 +322,9 @@ static inline int agx_alg_index(const agx_args *a) { return (int)(a->alg - a->ta
  * a communicator listed (agx-info); AGX_ADAPT read. */
 void agx_learn_report(const agx_args *a, const agx_learn *e);
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
+/* adapt_out.c: a file class decided (adapt_file.c: cls = bytes' class x 64 + the piece's
+ * class / 2), kept for AGX_TUNING_OUT as a file_write_all / file_read_all row. */
+void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note);
 int agx_adapt_from_env(void);
 
 /* ---- on-line choice of collective writes and reads (adapt_file.c): one state per file
@@ -323,7 +332,8 @@ int agx_adapt_from_env(void);
 #define AGX_FLEARN_CLASSES 16
 typedef struct {
     int cls;                  /* the writes' class: size per rank and piece size (adapt_file.c) */
-    signed char decided, winner; /* winner: AGX_FLEARN_ENGINE or AGX_FLEARN_LIBRARY */
+    signed char decided, winner; /* winner: AGX_FLEARN_ENGINE or AGX_FLEARN_LIBRARY;
+                                  * decided 2: by the rules file's row */
     signed char turns, k[2];  /* turns started; samples agreed per candidate */
     double best[2];           /* per candidate: its fastest agreed time, s per byte of the
                                * largest rank's share (s when no rank writes) */
