@@ -207,12 +207,12 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
     if (rc != MPI_SUCCESS)
         return rc;
     r->rounds = mpi ? -1 : st.rounds;
+    r->meta = mpi ? "-" : st.meta_kernel, r->data = mpi ? "-" : st.data_kernel;
     if (o->read) { /* the buffer read against the bytes written */
         MPI_Allreduce(&wrong, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         r->verified = o->no_write ? -1 : all == 0;
         return MPI_SUCCESS;
     }
-    r->meta = mpi ? "-" : st.meta_kernel, r->data = mpi ? "-" : st.data_kernel;
     if (!o->no_write) {
         MPI_File fh;
         long long bad = 0, all;
