@@ -323,7 +323,9 @@ typedef enum {
 } agx_io_layout;
 
 typedef struct {
-    int aggregators;          /* I/O aggregators; 0: one per node (agx's regions), spread */
+    int aggregators;          /* I/O aggregators; 0: one per node (agx's regions), spread,
+                               * more for calls of millions of requests (one per 512 Ki,
+                               * at most the node's cores and ranks) */
     agx_io_layout layout;     /* file domains */
     long long stripe_size;    /* striped: bytes per stripe unit; 0: 1 MiB */
     int stripe_count;         /* striped: units per stripe row (OSTs); 0: the aggregators */

@@ -214,7 +214,7 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
  * values (vals: in and out, element-wise maxima; negate a value to agree on a minimum).
  * Returns mine when this rank failed, a new code of the failing rank's class naming it
  * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
-#define AGX_AGREE_MAX 8
+#define AGX_AGREE_MAX 10
 int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
 
 /* ---- errors: internal functions return codes; only the public entry points raise ----- */

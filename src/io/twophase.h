@@ -35,6 +35,8 @@ typedef struct {
     char *out;               /* a read: where the requests' bytes go (buf, writable) */
     int reading;             /* 1: agx_file_read_all (the rounds run the other way) */
     long long fsize;         /* a read: the file's size on this rank */
+    long long req_max;       /* agreed: the most requests of one rank */
+    int cores;               /* agreed: the fewest cores a rank's node has online */
     agx_tp_req *req;         /* my non-empty requests in file order */
     long long nreq;
     long long lo, hi;        /* my bytes' span, then the whole call's */

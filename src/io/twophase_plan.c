@@ -164,6 +164,20 @@ int agx_tp_check(agx_tp *t)
     return sort_requests(t);
 }
 
+/* Aggregators per node when the hints leave it to agx: one, or more when the call has so
+ * many requests (the most of one rank, times p) that one aggregator's merge and placement
+ * would be the call's longest task: one per AGX_TP_RECORDS_PER_AGGR, at most the cores
+ * and the ranks of the smallest node (E3SM-IO F, 2 M requests at 8 ranks on 2 cores: 104-111
+ * ms with one aggregator, 71-81 ms with two, 92-113 with four; docs/RESULTS.md). */
+#define AGX_TP_RECORDS_PER_AGGR (512LL * 1024)
+static int per_node(const agx_tp *t, const agx_regions *R)
+{
+    long long k = (t->req_max * t->a.p + AGX_TP_RECORDS_PER_AGGR - 1) / AGX_TP_RECORDS_PER_AGGR;
+    k = k < t->cores ? k : t->cores;
+    k = k < R->min_size ? k : R->min_size;
+    return k > 1 ? (int)k : 1;
+}
+
 /* Aggregators spread over the regions (nodes): the first rank of every region, then the
  * second, ...; the domains over [lo, hi); the pattern (receivers: the aggregators). */
 int agx_tp_aggregators(agx_tp *t)
@@ -172,7 +186,7 @@ int agx_tp_aggregators(agx_tp *t)
     int rc, p = t->a.p;
     if ((rc = agx_ctx_regions(t->a.ctx, &R)) != MPI_SUCCESS)
         return rc;
-    t->naggr = t->h.aggregators ? (t->h.aggregators < p ? t->h.aggregators : p) : R->r;
+    t->naggr = t->h.aggregators ? (t->h.aggregators < p ? t->h.aggregators : p) : R->r * per_node(t, R);
     t->my_aggr = -1;
     for (int li = 0, k = 0; k < t->naggr && li < R->max_size; li++)
         for (int g = 0; g < R->r && k < t->naggr; g++)

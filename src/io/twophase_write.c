@@ -4,7 +4,8 @@
  *
  *   1. local: hints checked and defaulted, requests sorted by offset (twophase_plan.c);
  *      agreement A (one allreduce): errors, the call's span [lo, hi), the hints alike;
- *   2. aggregators (hint, or one per node, spread) and file domains over [lo, hi)
+ *   2. aggregators (hint, or one per node, spread; more for millions of requests) and
+ *      file domains over [lo, hi)
  *      (even: GPFS-style; striped: Lustre-style); every request cut into pieces of one
  *      aggregator and one round (at most cb_buffer_size bytes per aggregator per round);
  *   3. metadata: an alltoall of piece counts, agreement B (errors, rounds, the most
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 static double now(void) { return MPI_Wtime(); }
 
@@ -308,9 +310,12 @@ static int run_all(agx_tp *t, int native)
     native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
     int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
-    long long v[7] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize};
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 7, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+    long long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long long v[9] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
+                      t->nreq, -(cores > 0 ? cores : 1)};
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
+    t->req_max = v[7], t->cores = (int)-v[8];
     if (v[4])
         return AGX_IO_NATIVE;
     if (v[2] != -v[3])
