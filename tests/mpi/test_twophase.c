@@ -1,20 +1,17 @@
 /*
- * agx_file_write_all (two-phase collective write, KangRoss20) against MPI_File_write_all:
- *  - random patterns (AGX_TP_PATTERNS per launch, default 200): every rank's requests cut
- *    from one random partition of the file (holes, zero-length requests, unsorted order,
- *    sometimes one huge request), random hints (even / striped domains, aggregators
- *    0..p+2, stripe sizes and counts, cb_buffer_size down to a few bytes, every kernel for
- *    metadata and data, throttles); the file agx writes must equal, byte for byte, the
- *    file MPI_File_write_all writes for the same requests (bench/bench_io.c's reference);
- *  - agx_file_read_all of the same requests with the same hints (ranks' requests and
- *    read-only handles too) gives back the bytes written;
- *  - the workloads of agx-bench twophase (E3SM, FLASH, BTIO), checked by reading back,
- *    through the library and through agx_file_read_all;
- *  - exact counts: rounds from the domain formula, bytes written = bytes requested;
- *  - errors on every rank, once through fh's handler, never a hang: overlap between
- *    ranks, a read-only file, a write failing on one aggregator only (RLIMIT_FSIZE of 1
- *    byte on one process: its pwrite fails with EFBIG), bad and differing hints, a file
- *    view, a negative count on one rank.
+ * agx_file_write_all / agx_file_read_all (two-phase collective I/O, KangRoss20) against
+ * MPI_File_write_all:
+ *  - random patterns (AGX_TP_PATTERNS per launch, default 200) cut from one random
+ *    partition of the file (holes, empty and unsorted requests, sometimes a huge one),
+ *    random hints (even / striped domains, 0..p+2 aggregators, stripes, cb_buffer_size
+ *    down to a few bytes, every kernel, throttles): agx's file byte for byte the
+ *    library's (bench/bench_io.c's reference), and agx_file_read_all of the same requests
+ *    with the same hints gives the bytes back (read-only handles too);
+ *  - agx-bench twophase's workloads read back by the library and by agx; exact counts;
+ *  - errors on every rank, once through fh's handler, never a hang: overlap (between
+ *    ranks; on one rank, also reading), a read-only file, a write failing on one
+ *    aggregator only (RLIMIT_FSIZE of 1 byte on one process: EFBIG), bad and differing
+ *    hints, a file view, a negative count on one rank (also reading), a read past the end.
  *   test_twophase [--quick] [--seed S]     (or AGX_TEST_SEED=S); files in $AGX_TP_DIR or /tmp
  */
 #include "agx.h"
@@ -34,11 +31,7 @@ static const char *kernels[] = {"auto", "hybrid", "native", "issend_all", "isend
 #define NKERNELS (int)(sizeof kernels / sizeof kernels[0])
 
 static int handler_calls;
-static void count_handler(MPI_File *f, int *code, ...)
-{
-    (void)f, (void)code;
-    handler_calls++;
-}
+static void count_handler(MPI_File *f, int *code, ...) { (void)f, (void)code, handler_calls++; }
 
 /* Open path on every rank; with prefill >= 0, rank 0 first makes it `prefill` bytes of
  * 0xA5 (holes then keep that background: MPI_File_write_all's read-modify-write reads it,
@@ -127,6 +120,23 @@ static void random_hints(unsigned seed, long long span, agx_io_hints *h)
         h->aggregators = 0, h->meta_kernel = h->data_kernel = NULL;
 }
 
+/* q's requests read by agx_file_read_all with hints h from fh (or path, opened in amode
+ * and closed): the bytes that differ from q's (-1: the read failed), stats in *st. */
+static long long read_back(const char *path, int amode, MPI_File fh, const bio_reqs *q, const agx_io_hints *h,
+                           agx_io_stats *st)
+{
+    char *rb = malloc((size_t)(q->bytes ? q->bytes : 1));
+    long long bad = 0;
+    MPI_File f = path ? open_file(path, amode, -1) : fh;
+    int rr = agx_file_read_all(f, MPI_COMM_WORLD, q->n, q->off, q->len, rb, h, st);
+    for (long long i = 0; i < q->bytes && rr == MPI_SUCCESS; i++)
+        bad += rb[i] != q->buf[i];
+    if (path)
+        MPI_File_close(&f);
+    free(rb);
+    return rr == MPI_SUCCESS ? bad : -1;
+}
+
 static int one_pattern(unsigned seed, int k)
 {
     bio_reqs q;
@@ -159,20 +169,9 @@ static int one_pattern(unsigned seed, int k)
                 bad[0], bad[1]);
     }
     /* the same requests read back by agx_file_read_all with the same hints: the bytes written */
-    long long rbad = -1;
-    if (!diff && rc == MPI_SUCCESS) {
-        char *rb = malloc((size_t)(q.bytes ? q.bytes : 1));
-        MPI_File fr = open_file(path_a, seed % 7 ? MPI_MODE_RDONLY : MPI_MODE_RDWR, -1);
-        agx_io_stats rs;
-        int rr = agx_file_read_all(fr, MPI_COMM_WORLD, q.n, q.off, q.len, rb, &h, &rs);
-        MPI_File_close(&fr);
-        rbad = 0;
-        for (long long i = 0; i < q.bytes; i++)
-            rbad += rr != MPI_SUCCESS || rb[i] != q.buf[i];
-        rbad = rr != MPI_SUCCESS ? -1 : rbad;
-        free(rb);
-    }
-    MPI_Allreduce(MPI_IN_PLACE, &rbad, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    agx_io_stats rs;
+    long long rbad = !diff && rc == MPI_SUCCESS ? read_back(path_a, seed % 7 ? MPI_MODE_RDONLY : MPI_MODE_RDWR,
+                                                            MPI_FILE_NULL, &q, &h, &rs) : -1;
     CHECK(rbad == 0 || diff || rc != MPI_SUCCESS, "pattern %d (seed %u): read back, %lld wrong bytes (-1: failed)",
           k, seed, rbad);
     wrote = rc == MPI_SUCCESS ? st.bytes_written : -1;
@@ -221,14 +220,10 @@ static void workloads(unsigned seed)
         MPI_File_sync(fh);
         long long bad = -1, rbad = 0;
         int rc2 = rc == MPI_SUCCESS ? bio_check(fh, MPI_COMM_WORLD, &q, seed, &bad) : rc;
-        char *rb = malloc((size_t)(q.bytes ? q.bytes : 1)); /* and agx's read of the same requests */
-        int rr = agx_file_read_all(fh, MPI_COMM_WORLD, q.n, q.off, q.len, rb, &h, &st);
-        for (long long i = 0; i < q.bytes; i++)
-            rbad += rr != MPI_SUCCESS || rb[i] != q.buf[i];
-        free(rb);
-        own = rr == MPI_SUCCESS && !strcmp(st.data_kernel, "own");
-        CHECK(rr == MPI_SUCCESS && rbad == 0 && (w == 3 ? own : w == 1 || !own),
-              "workload %d: read back rc %d, %lld wrong bytes, kernel %s", w, rr, rbad, st.data_kernel);
+        rbad = read_back(NULL, 0, fh, &q, &h, &st); /* and agx's read of the same requests */
+        own = rbad == 0 && !strcmp(st.data_kernel, "own");
+        CHECK(rbad == 0 && (w == 3 ? own : w == 1 || !own), "workload %d: read back, %lld wrong bytes (-1: "
+              "failed), kernel %s", w, rbad, rbad >= 0 ? st.data_kernel : "-");
         MPI_File_close(&fh);
         CHECK(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && bad == 0, "workload %d: rc %d check %d, %lld bad bytes", w,
               rc, rc2, bad);
@@ -275,11 +270,13 @@ static void workloads(unsigned seed)
 }
 
 /* A call that must fail on every rank with `cls`, the handler running once per rank. */
+static int reading; /* expect_error: through agx_file_read_all */
 static void expect_error(const char *what, MPI_File fh, int n, const MPI_Offset *off, const int *len,
-                         const char *buf, const agx_io_hints *h, int cls)
+                         char *buf, const agx_io_hints *h, int cls)
 {
     handler_calls = 0;
-    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, n, off, len, buf, h, NULL), got = MPI_SUCCESS;
+    int rc = reading ? agx_file_read_all(fh, MPI_COMM_WORLD, n, off, len, buf, h, NULL)
+                     : agx_file_write_all(fh, MPI_COMM_WORLD, n, off, len, buf, h, NULL), got = MPI_SUCCESS;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &got);
     if (rank == 0 && rc != MPI_SUCCESS) {
@@ -306,11 +303,14 @@ static void errors(void)
         expect_error("overlap between ranks", fh, 1, off, len, buf, &h, MPI_ERR_ARG);
         off[0] = 100 * rank;
     }
-    off[1] = 100 * rank + 10, len[1] = 5;
-    expect_error("overlap on one rank", fh, 2, off, len, buf, &h, MPI_ERR_ARG);
-    len[1] = 0;
-    expect_error("negative count on the last rank", fh, rank == size - 1 ? -1 : 1, off, len, buf, &h,
-                 MPI_ERR_COUNT);
+    for (reading = 0; reading < 2; reading++) { /* writes, then reads */
+        off[1] = 100 * rank + 10, len[1] = 5;
+        expect_error("overlap on one rank", fh, 2, off, len, buf, &h, MPI_ERR_ARG);
+        len[1] = 0;
+        expect_error("negative count on the last rank", fh, rank == size - 1 ? -1 : 1, off, len, buf, &h,
+                     MPI_ERR_COUNT);
+    }
+    reading = 0;
     agx_io_hints bad = h;
     bad.data_kernel = rank == 0 ? "no_such_kernel" : NULL;
     expect_error("unknown kernel on rank 0", fh, 1, off, len, buf, &bad, MPI_ERR_ARG);
@@ -349,6 +349,9 @@ static void errors(void)
           "10 bytes at 0 and at 1 TiB: rc %d, %lld rounds visited of %d, file size %lld", rc, st.rounds_visited,
           st.rounds, (long long)fsize);
     MPI_File_set_size(fh, 0);
+    reading = 1, len[0] = 100; /* now empty */
+    expect_error("read past the end of the file", fh, 1, off, len, buf, &h, MPI_ERR_IO);
+    reading = 0;
     MPI_File_close(&fh);
     /* a file opened on MPI_COMM_SELF given with MPI_COMM_WORLD: refused on every rank;
      * then the same file with its own communicator works */
@@ -364,10 +367,8 @@ static void errors(void)
     CHECK(rc == MPI_SUCCESS, "then on MPI_COMM_SELF: rc %d", rc);
     MPI_File_close(&fh);
     fh = open_file(path_a, MPI_MODE_RDONLY, -1);
-    int cls_ro;
     handler_calls = 0;
     rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, off, len, buf, &h, NULL);
-    MPI_Error_class(rc, &cls_ro);
     CHECK(rc != MPI_SUCCESS && handler_calls == 1, "read-only file: rc %d, handler ran %d times", rc, handler_calls);
     MPI_File_close(&fh);
 }
@@ -385,7 +386,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < npat; k++)
         good += one_pattern(run.seed + 7919u * (unsigned)k, k);
     if (rank == 0)
-        printf("  %d of %d random patterns byte-exact against MPI_File_write_all\n", good, npat);
+        printf("  %d of %d random patterns byte-exact against MPI_File_write_all, and read back\n", good, npat);
     workloads(run.seed);
     errors();
     if (rank == 0) {
