@@ -87,8 +87,8 @@ static int check_file(agx_tp *t)
     if (!agx_type_is_named(ft))
         MPI_Type_free(&ft);
     if (!deflt)
-        return agx_error(MPI_ERR_ARG, "%s: fh has a file view; agx_file_write_all needs the default view "
-                         "(displacement 0, MPI_BYTE, MPI_BYTE): offsets are bytes from the file's start", t->fn);
+        return agx_error(MPI_ERR_ARG, "%s: fh has a file view; %s needs the default view (displacement 0, "
+                         "MPI_BYTE, MPI_BYTE): offsets are bytes from the file's start", t->fn, t->fn);
     MPI_File_get_group(t->fh, &fg);
     MPI_Comm_group(t->a.user_comm, &cg);
     MPI_Group_compare(fg, cg, &same);
