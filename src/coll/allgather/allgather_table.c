@@ -94,9 +94,11 @@ static const agx_rule intra_rules[] = {
 };
 
 /* The on-line choice's candidates (AGX_ADAPT, src/select/adapt.c) beside the default's and
- * native: the fastest agx algorithms somewhere in docs/RESULTS.md's "On-line choice" sweep. */
-static const char *const intra_online[] = {"multilane", "kbruck", "hierarchical", "recursive_doubling", "bruck",
-                                           "ring", NULL};
+ * native: the fastest agx algorithms somewhere in docs/RESULTS.md's "On-line choice" sweep,
+ * and loc_bruck, the fastest under SMPI's heavy per-message cost (docs/RESULTS.md, "Cost
+ * model"). */
+static const char *const intra_online[] = {"multilane", "loc_bruck", "kbruck", "hierarchical", "recursive_doubling",
+                                           "bruck", "ring", NULL};
 
 const agx_table agx_allgather_intra_table = {
     .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
