@@ -3,7 +3,8 @@
  * two-phase I/O, del Rosario et al.), with agx_alltoallv kernels in both exchanges.
  *
  *   1. local: hints checked and defaulted, requests sorted by offset (twophase_plan.c);
- *      agreement A (one allreduce): errors, the call's span [lo, hi), the hints alike;
+ *      agreement A (one allreduce; up to 64 ranks one allgather, the ranks' spans for
+ *      twophase_own.c with it): errors, the call's span [lo, hi), the hints alike;
  *   2. aggregators (hint, or one per node, spread; more for millions of requests) and
  *      file domains over [lo, hi)
  *      (even: GPFS-style; striped: Lustre-style); every request cut into pieces of one
