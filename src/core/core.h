@@ -216,13 +216,6 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
  * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
 #define AGX_AGREE_MAX 10
 int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
-/* The same verdict and maxima from one allgather that also gives every rank each rank's
- * nrec <= AGX_AGREE_REC_MAX values rec (into all, p x nrec, by rank), for p <=
- * AGX_AGREE_GATHER_MAX: where a call needs both, one collective instead of two. */
-#define AGX_AGREE_REC_MAX 4
-#define AGX_AGREE_GATHER_MAX 64
-int agx_agree_gather(MPI_Comm comm, int rank, int p, int mine, long long *vals, int n, const long long *rec,
-                     int nrec, long long *all, const char *fn, const char *why);
 
 /* ---- errors: internal functions return codes; only the public entry points raise ----- */
 /* An error code of MPI class `cls` carrying a message (MPI_Error_string and

@@ -81,14 +81,14 @@ int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
 void agx_tp_free(agx_tp *t);
 
-/* twophase_own.c: whether this rank lets its ranks write (read) their own (the hints
- * leave it to agx, its requests are large: 16 KiB each on average), its span, requests
- * and bytes into mine, before agreement A; after it, when every rank does: the ranks'
- * records (rec, p x 4, gathered with agreement A; NULL: gathered here into t->own_rec)
- * and, when no two ranks' spans interleave or the requests are larger still, each rank
- * writes (reads) its own requests, *done set, the errors agreed. */
-int agx_tp_own_ok(agx_tp *t, long long mine[4]);
-int agx_tp_own(agx_tp *t, long long *rec, const long long mine[4], int *done);
+/* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
+ * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this
+ * rank's span, requests and bytes in its place), before agreement A; after it, when every
+ * rank does (one allgather of the records) and no two ranks' spans interleave or the
+ * requests are larger still: each rank writes its own requests, *done set, the errors
+ * agreed. */
+int agx_tp_own_ok(agx_tp *t);
+int agx_tp_own(agx_tp *t, int *done);
 /* twophase_bufs.c: the round buffers kept between calls: one of at least n bytes (an idle
  * kept one, else malloc; NULL: no memory), given back with its size, all idle ones freed. */
 void *agx_tp_buf(size_t n);

@@ -6,10 +6,9 @@
  * aggregators would only copy each rank's bytes once more before moving them in pieces
  * no larger: each rank writes (reads) its own requests, adjacent ones in one call, and
  * the errors are agreed. Cost of such a call: agreement A (one more integer in it), one
- * allgather of 32 B per rank (up to 64 ranks: agreement A itself is that allgather), the
- * rank's own file calls, agreement D; no exchange, no aggregator. Beyond 64 ranks a call
- * that stays with the aggregators pays the allgather only when every rank's requests are
- * large. docs/algorithms.md, "Two-phase collective write".
+ * allgather of 32 B per rank, the rank's own file calls, agreement D; no exchange, no
+ * aggregator. A call that stays with the aggregators pays the allgather only when every
+ * rank's requests are large. docs/algorithms.md, "Two-phase collective write".
  */
 #include "twophase.h"
 
@@ -50,7 +49,7 @@ static int separate(long long *rec, int p, long long big)
     return 1;
 }
 
-int agx_tp_own_ok(agx_tp *t, long long mine[4])
+int agx_tp_own_ok(agx_tp *t)
 {
     long long bytes = 0;
     if (t->h.cb_always || t->h.no_write || t->h.aggregators > 0 || !auto_kernel(t->h.meta_kernel) ||
@@ -60,20 +59,21 @@ int agx_tp_own_ok(agx_tp *t, long long mine[4])
         bytes += t->req[i].len;
     if (t->nreq && bytes / t->nreq < OWN_MIN_BYTES)
         return 0;
+    long long *mine = t->own_rec = malloc(sizeof *t->own_rec * 4 * (size_t)t->a.p);
+    if (!mine)
+        return 0;
+    mine += 4 * t->a.rank; /* this rank's record, gathered in place by agx_tp_own */
     mine[0] = t->nreq ? t->lo : 0, mine[1] = t->nreq ? t->hi : 0, mine[2] = t->nreq, mine[3] = bytes;
     return 1;
 }
 
-int agx_tp_own(agx_tp *t, long long *rec, const long long mine[4], int *done)
+int agx_tp_own(agx_tp *t, int *done)
 {
+    long long *rec = t->own_rec;
+    int rc = PMPI_Allgather(MPI_IN_PLACE, 4, MPI_LONG_LONG, rec, 4, MPI_LONG_LONG, t->a.comm);
     *done = 0;
-    if (!rec) { /* not gathered with agreement A: t->own_rec, p x 4 */
-        rec = t->own_rec;
-        memcpy(rec + 4 * t->a.rank, mine, 4 * sizeof *rec);
-        int rc = PMPI_Allgather(MPI_IN_PLACE, 4, MPI_LONG_LONG, rec, 4, MPI_LONG_LONG, t->a.comm);
-        if (rc != MPI_SUCCESS)
-            return agx_error(rc, "%s: the ranks' spans could not be gathered", t->fn);
-    }
+    if (rc != MPI_SUCCESS)
+        return agx_error(rc, "%s: the ranks' spans could not be gathered", t->fn);
     long long big = t->h.layout == AGX_IO_STRIPED && t->h.stripe_size > OWN_BIG_BYTES ? t->h.stripe_size : OWN_BIG_BYTES;
     if (!separate(rec, t->a.p, big))
         return MPI_SUCCESS;

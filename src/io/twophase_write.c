@@ -3,8 +3,7 @@
  * two-phase I/O, del Rosario et al.), with agx_alltoallv kernels in both exchanges.
  *
  *   1. local: hints checked and defaulted, requests sorted by offset (twophase_plan.c);
- *      agreement A (one allreduce; up to 64 ranks one allgather, the ranks' spans for
- *      twophase_own.c with it): errors, the call's span [lo, hi), the hints alike;
+ *      agreement A (one allreduce): errors, the call's span [lo, hi), the hints alike;
  *   2. aggregators (hint, or one per node, spread; more for millions of requests) and
  *      file domains over [lo, hi)
  *      (even: GPFS-style; striped: Lustre-style); every request cut into pieces of one
@@ -310,17 +309,11 @@ static int run_all(agx_tp *t, int native)
     int local = native > 0 ? MPI_SUCCESS : agx_tp_check(t);
     native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
-    long long mine[4] = {0, 0, 0, 0}, gat[AGX_AGREE_GATHER_MAX * 4], cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t, mine), gather = t->a.p <= AGX_AGREE_GATHER_MAX;
-    if (own_ok && !gather && !(t->own_rec = malloc(sizeof *t->own_rec * 4 * (size_t)t->a.p)))
-        own_ok = 0; /* no room for the spans: this rank's vote keeps the aggregators */
+    int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
+    long long cores = sysconf(_SC_NPROCESSORS_ONLN);
     long long v[9] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
                       t->nreq, -(cores > 0 ? cores : 1)};
-    /* agreement A; up to 64 ranks an allgather that brings every rank's span along */
-    rc = gather ? agx_agree_gather(t->a.comm, t->a.rank, t->a.p, local, v, 9, mine, 4, gat, t->fn,
-                                   "has invalid arguments")
-                : agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments");
-    if (rc != MPI_SUCCESS)
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
     t->req_max = v[7], t->cores = (int)-v[8];
     if (v[4])
@@ -334,7 +327,7 @@ static int run_all(agx_tp *t, int native)
     if (t->reading && t->hi > -v[6]) /* past the end of the file (the smallest size seen) */
         return t->native_ok ? AGX_IO_NATIVE : agx_error(MPI_ERR_IO, "%s: the requests reach byte %lld, past the "
                                                         "end of the file (%lld bytes)", t->fn, t->hi, -v[6]);
-    if (v[5] == -1 && ((rc = agx_tp_own(t, gather ? gat : NULL, mine, &own)) != MPI_SUCCESS || own)) /* all may */
+    if (v[5] == -1 && ((rc = agx_tp_own(t, &own)) != MPI_SUCCESS || own)) /* every rank may */
         return rc;
     local = agx_tp_aggregators(t);
     if (local == MPI_SUCCESS)
