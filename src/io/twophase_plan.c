@@ -352,6 +352,9 @@ int agx_tp_merge(agx_tp *t)
         sum = j >= 0 && t->rround[j] == t->rround[i] ? sum + m[2 * i + 1] : m[2 * i + 1];
         t->rbytes_max = sum > t->rbytes_max ? sum : t->rbytes_max;
     }
+    if (t->rbytes_max > INT_MAX) /* a read's ranks may all ask for the same round's bytes */
+        return agx_error(MPI_ERR_COUNT, "%s: aggregator rank %d moves %lld bytes in one round (at most INT_MAX: "
+                         "lower cb_buffer_size or more aggregators)", t->fn, t->a.rank, t->rbytes_max);
     if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) ||
         (!t->reading && !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max))))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
