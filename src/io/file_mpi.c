@@ -189,8 +189,9 @@ int agx_mpi_file_close(MPI_File *fh)
 {
     agx_file *f = fh ? agx_file_find(*fh) : NULL;
     if (f) {
-        for (int d = 0; d < 2 && f->comm != MPI_COMM_NULL && !f->lost; d++) /* collective, as close is */
-            agx_flearn_close(&f->dir[d].learn, f->comm, f->path);
+        agx_flearn *const L[2] = {&f->dir[0].learn, &f->dir[1].learn};
+        if (f->comm != MPI_COMM_NULL && !f->lost) /* collective, as close is */
+            agx_flearn_close(L, f->comm, f->path);
         if (f->shadow != MPI_FILE_NULL)
             PMPI_File_close(&f->shadow);
         if (f->comm != MPI_COMM_NULL)

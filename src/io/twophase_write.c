@@ -26,6 +26,7 @@
 #include "twophase.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@
 #include <unistd.h>
 
 static double now(void) { return MPI_Wtime(); }
+
+static long long cores; /* online on this node (agreement A takes the fewest of any rank's) */
+static void count_cores(void) { cores = sysconf(_SC_NPROCESSORS_ONLN); }
 
 /* The kernel for one exchange: the hint, or the alltoallv pattern rule on the pattern
  * (receivers: the aggregators; smax: the most senders of one of them). */
@@ -310,7 +314,8 @@ static int run_all(agx_tp *t, int native)
     native = native > 0 || t->overlap;
     long long h = (long long)(agx_tp_hints_hash(&t->h) >> 1);
     int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
-    long long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    static pthread_once_t once = PTHREAD_ONCE_INIT; /* sysconf reads /sys: once, not per call */
+    pthread_once(&once, count_cores);
     long long v[9] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
                       t->nreq, -(cores > 0 ? cores : 1)};
     if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments")) != MPI_SUCCESS)

@@ -187,12 +187,16 @@ void agx_flearn_done(agx_flearn *L, int valid)
     }
 }
 
-void agx_flearn_close(agx_flearn *L, MPI_Comm comm, const char *name)
+void agx_flearn_close(agx_flearn *const L[2], MPI_Comm comm, const char *name)
 {
-    if (!L->mode || comm == MPI_COMM_NULL)
+    if (!L[0]->mode || comm == MPI_COMM_NULL) /* both states of a file share the mode */
         return;
-    int timed = L->pend >= 0;
-    long long v[2] = {timed ? (long long)(L->dt * 1e9) : -1, -timed};
-    if (PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_LONG_LONG, MPI_MAX, comm) == MPI_SUCCESS)
-        record(L, v, comm, name);
+    long long v[4];
+    for (int d = 0; d < 2; d++) {
+        int timed = L[d]->pend >= 0;
+        v[2 * d] = timed ? (long long)(L[d]->dt * 1e9) : -1, v[2 * d + 1] = -timed;
+    }
+    if (PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, comm) == MPI_SUCCESS)
+        for (int d = 0; d < 2; d++)
+            record(L[d], v + 2 * d, comm, name);
 }

@@ -359,9 +359,10 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
 void agx_flearn_done(agx_flearn *L, int valid);
-/* At close (collective): the last write's time agreed, so that its class may still decide
- * and later files of the run start from it. */
-void agx_flearn_close(agx_flearn *L, MPI_Comm comm, const char *name);
+/* At close (collective, one MPI_Allreduce): the last write's and the last read's times
+ * agreed (L: the file's two states), so that their classes may still decide and later
+ * files of the run start from them. */
+void agx_flearn_close(agx_flearn *const L[2], MPI_Comm comm, const char *name);
 
 /* ---- one call (src/select/call.c) --------------------------------------------------------- */
 /* The opening of every entry point: the communicator checked, its context set up (the
