@@ -6,8 +6,9 @@
  * default rule's choice, the table's on-line candidates, and the MPI library's own call.
  *
  * A class: (operation, table kind, msg_bytes in [2^(c-1), 2^c), and the call's kind of
- * reduction (exact or not, commutative, proven) or alltoallv's pattern class). Its window:
- * a screening phase (more than AGX_LEARN_FINAL candidates: each one's best time) and a
+ * reduction (exact or not, commutative, proven) or alltoallv's pattern class). Its window
+ * (more than AGX_LEARN_FINAL candidates): a first look at each (one timed call), a
+ * screening of those within AGX_LEARN_CUT of the fastest (each one's best time), and a
  * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
  * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
  * call of the window starts after a barrier and each rank keeps its own times; at a
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #define AGX_LEARN_MARGIN 0.03
+#define AGX_LEARN_CUT 1.5 /* a first look this many times the fastest's ends a candidate's window */
 
 int agx_size_class(long long bytes)
 {
@@ -106,23 +108,28 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
         e->cand[e->ncand++] = (short)native;
 }
 
-/* The phases: with more candidates than AGX_LEARN_FINAL, a screening of every one
- * (AGX_LEARN_SCREEN rounds), then the final of the AGX_LEARN_FINAL fastest
+/* The phases: with more candidates than AGX_LEARN_FINAL, a first look at every one (one
+ * round), then a screening (AGX_LEARN_SCREEN - 1 more rounds) of those within
+ * AGX_LEARN_CUT of the fastest, then the final of the AGX_LEARN_FINAL fastest
  * (AGX_LEARN_ROUNDS rounds); with fewer, the final alone. A round gives each candidate in
  * turn AGX_LEARN_TURN calls in a row, the last one timed: the untimed ones make its
  * schedules, scratch and segments, and leave the buffers and the ranks as a program
  * repeating the call leaves them, not as the previous candidate did. */
-static void phase_start(agx_learn *e, int phase, int n)
+enum { PH_LOOK, PH_SCREEN, PH_FINAL };
+
+static void phase_start(agx_learn *e, int phase, const signed char *order, int n)
 {
     e->phase = (signed char)phase;
     e->nrun = (signed char)n;
     e->calls = 0;
-    if (phase == 0 || e->ncand <= AGX_LEARN_FINAL)
-        for (int i = 0; i < n; i++)
-            e->run[i] = (signed char)i;
+    for (int i = 0; i < n; i++)
+        e->run[i] = order ? order[i] : (signed char)i;
 }
 
-static int rounds(const agx_learn *e) { return e->phase == 0 ? AGX_LEARN_SCREEN : AGX_LEARN_ROUNDS; }
+static int rounds(const agx_learn *e)
+{
+    return e->phase == PH_LOOK ? 1 : e->phase == PH_SCREEN ? AGX_LEARN_SCREEN - 1 : AGX_LEARN_ROUNDS;
+}
 
 int agx_learn_pick(agx_args *a, int chosen)
 {
@@ -139,7 +146,7 @@ int agx_learn_pick(agx_args *a, int chosen)
         e->winner = 0;
         e->lo = e->hi = a->msg_bytes;
         e->p = a->p;
-        phase_start(e, e->ncand > AGX_LEARN_FINAL ? 0 : 1, e->ncand);
+        phase_start(e, e->ncand > AGX_LEARN_FINAL ? PH_LOOK : PH_FINAL, NULL, e->ncand);
     }
     if (e->state == AGX_LEARN_DONE)
         return e->cand[e->winner];
@@ -177,8 +184,10 @@ static double skew(int cand)
     return me == rank && rank >= 0 ? factor : 1.0;
 }
 
-/* The phase's last call: every rank's figures (its medians; the screening's best times),
- * their maximum over the ranks, then the finalists or the winner, the same on every rank. */
+/* The phase's last call: every rank's figures (the first look's one time, the screening's
+ * best, the final's median), their maximum over the ranks (the screening's: the better of
+ * it and the first look's), then the next phase's candidates or the winner, the same on
+ * every rank whatever each one's clock said. */
 static int decide(agx_args *a, agx_learn *e)
 {
     double med[AGX_LEARN_CANDS], worst[AGX_LEARN_CANDS];
@@ -188,28 +197,35 @@ static int decide(agx_args *a, agx_learn *e)
         for (int r = 0; r < rounds(e); r++)
             v[n++] = e->t[k][r];
         double m = median(v, n); /* sorts v */
-        med[k] = e->phase == 0 ? v[0] : m; /* screening: the best time; the final: the median */
+        med[k] = e->phase == PH_FINAL ? m : v[0];
     }
     int rc = PMPI_Allreduce(med, worst, e->nrun, MPI_DOUBLE, MPI_MAX, a->comm);
     if (rc != MPI_SUCCESS) {
         e->state = AGX_LEARN_DONE, e->winner = 0;
         return rc;
     }
-    for (int k = 0; k < e->nrun; k++)
-        e->mean[e->run[k]] = worst[k]; /* the slowest rank's: when the call is done everywhere */
-    if (e->phase == 0) { /* the AGX_LEARN_FINAL fastest go on */
+    for (int k = 0; k < e->nrun; k++) { /* the slowest rank's: when the call is done everywhere */
+        double *m = &e->mean[e->run[k]];
+        *m = e->phase == PH_SCREEN && *m < worst[k] ? *m : worst[k];
+    }
+    if (e->phase != PH_FINAL) {
         signed char order[AGX_LEARN_CANDS];
-        for (int k = 0; k < e->nrun; k++)
+        int n = e->nrun;
+        for (int k = 0; k < n; k++)
             order[k] = e->run[k];
-        for (int i = 1; i < e->nrun; i++) /* insertion sort by mean, stable */
+        for (int i = 1; i < n; i++) /* insertion sort by mean, stable */
             for (int j = i; j > 0 && e->mean[order[j]] < e->mean[order[j - 1]]; j--) {
                 signed char x = order[j];
                 order[j] = order[j - 1], order[j - 1] = x;
             }
-        phase_start(e, 1, AGX_LEARN_FINAL);
-        for (int k = 0; k < AGX_LEARN_FINAL; k++)
-            e->run[k] = order[k];
-        return MPI_SUCCESS;
+        while (e->phase == PH_LOOK && n > 1 && e->mean[order[n - 1]] > AGX_LEARN_CUT * e->mean[order[0]])
+            n--; /* far slower at its first look: no more calls */
+        if (n > 1) {
+            int next = e->phase == PH_LOOK && n > AGX_LEARN_FINAL ? PH_SCREEN : PH_FINAL;
+            phase_start(e, next, order, next == PH_FINAL && n > AGX_LEARN_FINAL ? AGX_LEARN_FINAL : n);
+            return MPI_SUCCESS;
+        }
+        e->run[0] = order[0], e->nrun = 1; /* the one left wins */
     }
     int best = e->run[0], has_default = 0;
     for (int k = 0; k < e->nrun; k++) {

@@ -2,7 +2,8 @@
  * The on-line choice (AGX_ADAPT, src/select/adapt.c): every result exact during and after
  * a class's learning window, every rank running the same algorithm at every call and
  * settling on the same winner (even when one rank's clock disagrees:
- * AGX_TEST_LEARN_SKEW), the winner kept afterwards, floating-point reductions left to the
+ * AGX_TEST_LEARN_SKEW; one rank's clock making the default's choice 1000x slower: it
+ * loses, cut at its first look), the winner kept afterwards, floating-point reductions left to the
  * default's choice under AGX_ADAPT=1 (the same bits at every call), learning under =any.
  *   AGX_ADAPT=1|any test_adapt [--seed S]
  */
@@ -42,7 +43,8 @@ int main(int argc, char **argv)
     mt_run run;
     mt_start(&argc, &argv, &run);
     rank = run.rank, size = run.size;
-    const char *mode = getenv("AGX_ADAPT") ? getenv("AGX_ADAPT") : "0";
+    const char *mode = getenv("AGX_ADAPT") ? getenv("AGX_ADAPT") : "0", *sk = getenv("AGX_TEST_LEARN_SKEW");
+    int slow_default = sk && strstr(sk, ":1000"); /* that rank's default 1000x slower: it must lose */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     slot_t s;
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
     unsigned t = 0;
     for (int o = 0; o < 4; o++)
         for (int n = 0; n < 3; n++) {
-            const char *first = NULL, *name;
+            const char *first = NULL, *dflt = NULL, *name;
             int changed_after = 0;
             for (int i = 0; i < window + 12; i++) { /* one shape: the same sizes every call */
                 call_t c = {.op = cg_ops[o], .alg = -1, .k = T_INT, .rop = O_SUM, .count = counts[n], .t = t};
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
                 cg_check(&s, &c, rank, rc, &bad, &errs);
                 EXPECT(same_everywhere(comm, (agx_op)c.op, &name), "%s call %d: ranks ran different algorithms",
                        agx_op_name((agx_op)c.op), i);
+                if (i == 0) /* the window's first turn is the default's choice */
+                    dflt = name;
                 if (i == window)
                     first = name;
                 if (i > window && first && strcmp(first, name))
@@ -74,6 +78,9 @@ int main(int argc, char **argv)
             t++;
             EXPECT(!changed_after, "%s, %lld elements: the choice changed after the window (%s first)",
                    agx_op_name((agx_op)cg_ops[o]), counts[n], first);
+            EXPECT(!slow_default || (first && dflt && strcmp(first, dflt)),
+                   "%s, %lld elements: the default's choice %s won though one rank timed it 1000x slower",
+                   agx_op_name((agx_op)cg_ops[o]), counts[n], dflt);
             if (rank == 0)
                 printf("%s %lld elements: %s\n", agx_op_name((agx_op)cg_ops[o]), counts[n], first);
         }
