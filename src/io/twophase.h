@@ -54,6 +54,9 @@ typedef struct {
     long long *rround;       /* per record: its round */
     int *rsender;            /* per record: its sender */
     long long rbytes_max;    /* the most bytes received in one round */
+    int scatter;             /* a write's records placed without the merge (twophase_scatter.c): */
+    unsigned long long *bits; /* its domain's bytes written, one bit each (from dlo) */
+    long long *rr, dlo;      /* per round: stretch [first, end), bytes, senders */
     int *sc, *sd, *rc, *rd;  /* p each: one exchange's byte counts and displacements */
     long long *rcur, *rpos;  /* p each, per sender: the next record, and where its data
                               * lies in rbuf (round loop) */
@@ -80,6 +83,12 @@ int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per agg
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
 void agx_tp_free(agx_tp *t);
+
+/* twophase_scatter.c: a write's records placed by offset, without the merge */
+int agx_tp_scatter_plan(agx_tp *t);    /* aggregators (instead of agx_tp_merge, when it can) */
+long long agx_tp_scatter_senders(const agx_tp *t);
+long long agx_tp_scatter_next(const agx_tp *t);
+void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long));
 
 /* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
  * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this

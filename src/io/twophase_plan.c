@@ -311,10 +311,9 @@ int agx_tp_prepare_recv(agx_tp *t)
                          "aggregators)", t->fn, t->a.rank, t->nmeta, INT_MAX / AGX_TP_META_BYTES);
     size_t m = (size_t)(t->nmeta ? t->nmeta : 1);
     t->meta_r = agx_tp_buf(m * AGX_TP_META_BYTES);
-    t->merged = agx_tp_buf(m * sizeof(long long));
     t->rround = agx_tp_buf(m * sizeof(long long));
     t->rsender = agx_tp_buf(m * sizeof(int));
-    if (!t->meta_r || !t->merged || !t->rround || !t->rsender)
+    if (!t->meta_r || !t->rround || !t->rsender)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld records)", t->fn, t->nmeta);
     for (int s = 0; s < p; s++)
         for (long long i = t->mstart[s]; i < t->mstart[s + 1]; i++)
@@ -338,7 +337,8 @@ int agx_tp_merge(agx_tp *t)
                              "domain", t->fn, t->rsender[i], o, l, t->my_aggr);
         t->rround[i] = round;
     }
-    if (agx_merge_sorted(t->a.p, t->mstart, m, 2, t->merged))
+    if (!(t->merged = agx_tp_buf((size_t)(t->nmeta ? t->nmeta : 1) * sizeof(long long))) ||
+        agx_merge_sorted(t->a.p, t->mstart, m, 2, t->merged))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory merging %lld records", t->fn, t->nmeta);
     for (long long k = 0; k < t->nmeta; k++) {
         long long i = t->merged[k], j = k > 0 ? t->merged[k - 1] : -1;
@@ -381,5 +381,7 @@ void agx_tp_free(agx_tp *t)
     agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
     agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
     free(t->vbuf);
+    agx_tp_buf_free(t->bits, (size_t)((t->fd.dsize + 63) / 64) * sizeof *t->bits);
+    agx_tp_buf_free(t->rr, (size_t)t->nrounds * 4 * sizeof *t->rr);
     agx_a2a_pattern_free(&t->pt);
 }

@@ -11,7 +11,8 @@
  *   3. metadata: an alltoall of piece counts, agreement B (errors, rounds, the most
  *      senders of one aggregator), then one exchange of (offset, length) records with the
  *      metadata kernel, once for the whole call as ROMIO does (KangRoss20 Fig. 6-7);
- *   4. aggregators merge their records into file order (heap merge) and check overlap;
+ *   4. aggregators place their records by offset (twophase_scatter.c) or merge them into
+ *      file order (heap merge; reads, the striped layout), and check overlap;
  *      agreement C (errors, the most senders of one aggregator in one round);
  *   5. per round: each process packs its pieces of the round by aggregator, one exchange
  *      with the data kernel (sizes known at both ends from the records: no agreement),
@@ -118,8 +119,9 @@ static long long next_round(const agx_tp *t, long long r, long long ps, long lon
     long long n = LLONG_MAX;
     if (ps < t->npc)
         n = t->pc[ps].round;
-    if (t->my_aggr >= 0 && mc < t->nmeta && t->rround[t->merged[mc]] < n)
-        n = t->rround[t->merged[mc]];
+    long long a = t->my_aggr < 0 ? LLONG_MAX : t->scatter ? agx_tp_scatter_next(t)
+                : mc < t->nmeta ? t->rround[t->merged[mc]] : LLONG_MAX;
+    n = a < n ? a : n;
     return n > r ? n : r;
 }
 
@@ -258,14 +260,16 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
 static int rounds(agx_tp *t)
 {
     long long v[3] = {0, t->npc, 0}, ps = 0, mc = 0;
-    int local = t->my_aggr >= 0 ? agx_tp_merge(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
+    int local = t->my_aggr >= 0 ? agx_tp_scatter_plan(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
+    if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->scatter && !t->overlap)
+        local = agx_tp_merge(t);
     if (t->reading) { /* the senders are the aggregators: the most of them one rank hears */
         v[0] = agx_tp_read_senders(t);
         for (int s = 0; local == MPI_SUCCESS && t->my_aggr >= 0 && s < t->a.p; s++)
             t->rcur[s] = t->mstart[s];
     }
     else if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->overlap)
-        v[0] = round_senders(t);
+        v[0] = t->scatter ? agx_tp_scatter_senders(t) : round_senders(t);
     v[2] = t->overlap;
     if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 3, t->fn, "found overlapping requests or ran out of "
                         "memory")) != MPI_SUCCESS)
@@ -296,7 +300,7 @@ static int rounds(agx_tp *t)
             return rc;
         t->st.data_time += now() - t0;
         if (t->my_aggr >= 0)
-            place_and_write(t, r, &mc, &werr);
+            t->scatter ? agx_tp_scatter_round(t, r, &werr, sieve_read) : place_and_write(t, r, &mc, &werr);
     }
     return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn,
                      t->reading ? "failed to read its file domain" : "failed to write its file domain");

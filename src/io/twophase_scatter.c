@@ -1,0 +1,155 @@
+/*
+ * An aggregator's records of a collective write placed without a merge (docs/algorithms.md,
+ * "Two-phase collective write", step 4). A write's records may not share a byte, so their
+ * place in a round's stretch is their offset: each sender's data is copied straight to it,
+ * sender by sender, and the file order the heap merge (agx_tp_merge) computed is never
+ * needed. What the merge gave is found in one pass over the records instead: overlap (a
+ * bitmap of the aggregator's domain, one bit per byte), each round's stretch [first, end)
+ * and bytes (holes: fewer bytes than the stretch), and the most senders of one round.
+ * E3SM-shaped calls (2 M records of 8-24 B) spent most of their aggregators' time in the
+ * merge. Taken for writes in the even layout when the bitmap stays small (AGX_TP_BITS_MAX);
+ * reads (whose ranks may ask for the same byte) and the striped layout keep the merge.
+ */
+#include "twophase.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define AGX_TP_BITS_MAX (32LL << 20) /* bytes of bitmap: a domain of up to 256 MiB */
+
+typedef unsigned long long word;
+
+/* Marks [a, b) of the bitmap; 1 when one of its bits was already set. */
+static int mark(word *bits, long long a, long long b)
+{
+    int seen = 0;
+    while (a < b) {
+        long long w = a >> 6, e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
+        word m = (e - a == 64 ? ~0ull : ((1ull << (e - a)) - 1)) << (a & 63);
+        seen |= (bits[w] & m) != 0;
+        bits[w] |= m;
+        a = e;
+    }
+    return seen;
+}
+
+int agx_tp_scatter_plan(agx_tp *t)
+{
+    t->scatter = 0;
+    long long nr = t->nrounds, dsize = t->fd.dsize, dlo = t->fd.lo + t->my_aggr * dsize;
+    if (t->reading || t->fd.style != AGX_FD_EVEN || (dsize + 7) / 8 > AGX_TP_BITS_MAX || nr < 1 || nr > (1 << 20))
+        return MPI_SUCCESS; /* the merge */
+    size_t nb = (size_t)((dsize + 63) / 64) * sizeof(word), nrr = (size_t)nr * 4 * sizeof(long long);
+    word *bits = agx_tp_buf(nb);
+    long long *rr = agx_tp_buf(nrr); /* per round: first, end, bytes, senders */
+    if (!bits || !rr) {
+        agx_tp_buf_free(bits, nb), agx_tp_buf_free(rr, nrr);
+        return MPI_SUCCESS;
+    }
+    memset(bits, 0, nb);
+    memset(rr, 0, nrr);
+    t->bits = bits, t->rr = rr, t->dlo = dlo;
+    long long *m = t->meta_r, cb = t->fd.cb;
+    int rc = MPI_SUCCESS;
+    for (long long r = 0; r < nr; r++)
+        rr[4 * r] = LLONG_MAX;
+    for (int s = 0; s < t->a.p && rc == MPI_SUCCESS && !t->overlap; s++)
+        for (long long i = t->mstart[s], last = -1; i < t->mstart[s + 1]; i++) {
+            long long o = m[2 * i], l = m[2 * i + 1], d = o - dlo, round = d / cb;
+            if (l < 1 || o < t->lo || o + l > t->hi || d < 0 || d + l > dsize || d - round * cb + l > cb ||
+                round >= nr) { /* agx_fd_piece's piece of this domain and one round, or else none */
+                rc = agx_error(MPI_ERR_INTERN, "%s: rank %d sent a piece [%lld, +%lld) outside aggregator %d's "
+                               "domain", t->fn, s, o, l, t->my_aggr);
+                break;
+            }
+            if (mark(bits, o - dlo, o - dlo + l)) {
+                if (t->native_ok) /* MPI leaves the bytes undefined; the library decides */
+                    t->overlap = 1;
+                else
+                    rc = agx_error(MPI_ERR_ARG, "%s: the request [%lld, +%lld) of rank %d overlaps another "
+                                   "request", t->fn, o, l, s);
+                break;
+            }
+            long long *q = rr + 4 * round;
+            q[0] = o < q[0] ? o : q[0], q[1] = o + l > q[1] ? o + l : q[1], q[2] += l;
+            q[3] += round != last; /* a sender's rounds rise: counted once each */
+            last = round;
+            t->rround[i] = round;
+        }
+    if (rc != MPI_SUCCESS || t->overlap)
+        return rc;
+    t->rbytes_max = 0;
+    for (long long r = 0; r < nr; r++)
+        t->rbytes_max = rr[4 * r + 2] > t->rbytes_max ? rr[4 * r + 2] : t->rbytes_max;
+    if (t->rbytes_max > INT_MAX)
+        rc = agx_error(MPI_ERR_COUNT, "%s: aggregator rank %d receives %lld bytes in one round (at most INT_MAX)",
+                       t->fn, t->a.rank, t->rbytes_max);
+    else if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) || !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max)))
+        rc = agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
+    for (int s = 0; s < t->a.p; s++)
+        t->rcur[s] = t->mstart[s];
+    t->scatter = 1;
+    return rc;
+}
+
+long long agx_tp_scatter_senders(const agx_tp *t)
+{
+    long long best = 0;
+    for (long long r = 0; r < t->nrounds; r++)
+        best = t->rr[4 * r + 3] > best ? t->rr[4 * r + 3] : best;
+    return best;
+}
+
+/* The aggregator's next round with records, from its senders' next records (LLONG_MAX: none). */
+long long agx_tp_scatter_next(const agx_tp *t)
+{
+    long long n = LLONG_MAX;
+    for (int s = 0; s < t->a.p; s++)
+        if (t->rcur[s] < t->mstart[s + 1] && t->rround[t->rcur[s]] < n)
+            n = t->rround[t->rcur[s]];
+    return n;
+}
+
+/* Round r: every sender's records copied to their place in the stretch; the stretch
+ * written in one call, read first where it has holes (data sieving), or, where it cannot
+ * be read (romio_ds_write=disable, a write-only file), run by run from the bitmap. */
+void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long))
+{
+    const long long *q = t->rr + 4 * r, *m = t->meta_r;
+    long long first = q[0], len = q[1] - q[0];
+    if (q[2] == 0)
+        return;
+    int holes = q[2] < len, read = holes && sieve(t, first, len);
+    char *dst = !holes ? t->wbuf : t->vbuf;
+    if (holes && !read && len > t->vcap) {
+        char *v = realloc(t->vbuf, (size_t)len);
+        if (!v) {
+            *werr = *werr != MPI_SUCCESS ? *werr : agx_error(MPI_ERR_NO_MEM, "%s: out of memory", t->fn);
+            return;
+        }
+        dst = t->vbuf = v, t->vcap = len;
+    }
+    for (int s = 0; s < t->a.p; s++) {
+        long long i = t->rcur[s], at = t->rpos[s];
+        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
+            memcpy(dst + (m[2 * i] - first), t->rbuf + at, (size_t)m[2 * i + 1]);
+            at += m[2 * i + 1];
+        }
+        t->rcur[s] = i, t->rpos[s] = at;
+    }
+    if (!holes || read) {
+        agx_tp_io(t, 0, first, dst, len, q[2], werr);
+        return;
+    }
+    for (long long a = first - t->dlo, end = q[1] - t->dlo; a < end;) { /* the runs of set bits */
+        while (a < end && !(t->bits[a >> 6] >> (a & 63) & 1))
+            a++;
+        long long b = a;
+        while (b < end && (t->bits[b >> 6] >> (b & 63) & 1))
+            b++;
+        if (b > a)
+            agx_tp_io(t, 0, t->dlo + a, dst + (t->dlo + a - first), b - a, b - a, werr);
+        a = b;
+    }
+}
