@@ -43,7 +43,7 @@ typedef struct {
     agx_fd fd;
     int naggr, *aggr_rank, my_aggr; /* aggregator index -> rank; mine, or -1 */
     agx_tp_piece *pc;        /* my pieces, by (round, aggregator, offset) */
-    long long npc, nrounds;
+    long long npc, nrounds, pc_cap; /* pc_cap: pc's room (a kept buffer, twophase_bufs.c) */
     long long sbytes_max;    /* the most bytes I send in one round */
     int *cnt_s, *cnt_r;      /* pieces per rank: sent to it, received from it */
     long long *meta_s;       /* my (offset, length) records, by aggregator then offset */

@@ -1,19 +1,19 @@
 /*
  * The two-phase write's round buffers (send, receive, write: up to cb_buffer_size each)
- * and its request records (16 B per piece; an aggregator's records, merge order, rounds
- * and senders, or its bitmap of written bytes), kept from one call to the next. Freshly
- * allocated, every call paid the kernel's page faults and zeroing of tens of MiB: a
- * BTIO-shaped write of 35 MB at 4 ranks spent 45 ms in the engine with new buffers, 24 ms
- * with reused ones. At most SLOTS buffers of at most 64 MiB each, 256 MiB together, are
- * kept, and all of them are freed when the last file agx watches closes and at
- * MPI_Finalize (agx_at_finalize).
+ * and its requests, pieces and records (16 B per piece; an aggregator's records, merge
+ * order, rounds and senders, or its bitmap of written bytes), kept from one call to the
+ * next. Freshly allocated, every call paid the kernel's page faults and zeroing of tens
+ * of MiB: a BTIO-shaped write of 35 MB at 4 ranks spent 45 ms in the engine with new
+ * buffers, 24 ms with reused ones. At most SLOTS buffers of at most 64 MiB each, 256 MiB
+ * together, are kept, and all of them are freed when the last file agx watches closes
+ * and at MPI_Finalize (agx_at_finalize).
  */
 #include "twophase.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 
-#define SLOTS 12
+#define SLOTS 16
 #define KEEP_MAX ((size_t)64 << 20)    /* the largest buffer kept */
 #define KEEP_TOTAL ((size_t)256 << 20) /* all of them together */
 

@@ -113,7 +113,7 @@ static int sort_requests(agx_tp *t)
         return agx_error(MPI_ERR_COUNT, "%s: negative request count %d", t->fn, t->n);
     if (t->n > 0 && (!t->off || !t->len))
         return agx_error(MPI_ERR_ARG, "%s: offsets or lengths is NULL", t->fn);
-    if (t->n > 0 && !(t->req = malloc(sizeof *t->req * (size_t)t->n)))
+    if (t->n > 0 && !(t->req = agx_tp_buf(sizeof *t->req * (size_t)t->n)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%d requests)", t->fn, t->n);
     for (int i = 0; i < t->n; i++) {
         if (t->len[i] < 0 || t->off[i] < 0 || t->off[i] > LLONG_MAX - t->len[i])
@@ -225,11 +225,16 @@ static int by_round(const void *x, const void *y)
  * pieces (O(pieces + pairs)), else qsort. */
 static void order_pieces(agx_tp *t)
 {
-    long long K = t->nrounds * t->naggr;
-    agx_tp_piece *out = K <= 4 * t->npc + 1024 ? malloc(sizeof *out * (size_t)(t->npc ? t->npc : 1)) : NULL;
+    long long K = t->nrounds * t->naggr, i = 1;
+    while (i < t->npc && by_round(&t->pc[i - 1], &t->pc[i]) <= 0)
+        i++;
+    if (i >= t->npc) /* in order already: one round, domains in file order (E3SM's calls) */
+        return;
+    size_t n = sizeof(agx_tp_piece) * (size_t)t->npc;
+    agx_tp_piece *out = K <= 4 * t->npc + 1024 ? agx_tp_buf(n) : NULL;
     long long *at = out ? calloc((size_t)K + 1, sizeof *at) : NULL;
     if (!at) {
-        free(out);
+        agx_tp_buf_free(out, n);
         qsort(t->pc, (size_t)t->npc, sizeof *t->pc, by_round);
         return;
     }
@@ -240,8 +245,8 @@ static void order_pieces(agx_tp *t)
     for (long long i = 0; i < t->npc; i++)
         out[at[t->pc[i].round * t->naggr + t->pc[i].aggr]++] = t->pc[i];
     free(at);
-    free(t->pc);
-    t->pc = out;
+    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
+    t->pc = out, t->pc_cap = t->npc;
 }
 
 /* My requests cut into pieces (one aggregator, one round each); my records grouped by
@@ -251,7 +256,7 @@ int agx_tp_pieces(agx_tp *t)
 {
     long long cap = t->nreq + 16, round;
     int aggr;
-    if (!(t->pc = malloc(sizeof *t->pc * (size_t)cap)))
+    if (!(t->pc = agx_tp_buf(sizeof *t->pc * (size_t)(t->pc_cap = cap))))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld requests)", t->fn, t->nreq);
     for (long long i = 0; i < t->nreq; i++) {
         const agx_tp_req *q = &t->req[i];
@@ -260,11 +265,13 @@ int agx_tp_pieces(agx_tp *t)
             if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);
-            if (t->npc == cap) {
-                agx_tp_piece *m = realloc(t->pc, sizeof *t->pc * (size_t)(cap *= 2));
+            if (t->npc == cap) { /* a kept buffer cannot grow in place */
+                agx_tp_piece *m = agx_tp_buf(sizeof *t->pc * (size_t)(cap *= 2));
                 if (!m)
                     return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, cap);
-                t->pc = m;
+                memcpy(m, t->pc, sizeof *t->pc * (size_t)t->npc);
+                agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
+                t->pc = m, t->pc_cap = cap;
             }
             t->pc[t->npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round,
                                              .aggr = aggr};
@@ -363,9 +370,9 @@ int agx_tp_merge(agx_tp *t)
 
 void agx_tp_free(agx_tp *t)
 {
-    free(t->req);
+    agx_tp_buf_free(t->req, sizeof *t->req * (size_t)(t->n > 0 ? t->n : 1));
     free(t->own_rec);
-    free(t->pc);
+    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
     free(t->cnt_s);
     free(t->rcur);
     free(t->snz);
