@@ -26,12 +26,21 @@
 #include <string.h>
 
 /* The file requests of the view's stream bytes [s, s + nbytes): a list of (offset,
- * length) in file order, lengths at most INT_MAX. 0, or -1 (too many, out of memory). */
-int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n)
+ * length) in file order, lengths at most INT_MAX, in one kept buffer (twophase_bufs.c) of
+ * *cap entries: the offsets, then the lengths (agx_file_unmap frees it). 0, or -1 (too
+ * many, out of memory). Its room is counted before: each instance of the file type the
+ * bytes touch gives at most its runs, so nothing grows while 10^6 requests are listed. */
+int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n,
+                 long long *cap)
 {
-    long long cap = 16, k = 0, S = f->default_view ? nbytes : f->ft.size, E = f->ft.extent;
-    *off = malloc(sizeof **off * (size_t)cap), *len = malloc(sizeof **len * (size_t)cap);
+    long long k = 0, S = f->default_view ? nbytes : f->ft.size, E = f->ft.extent;
     long long inst = S ? s / S : 0, w = S ? s % S : 0, i = 0;
+    *cap = f->default_view ? nbytes / INT_MAX + 1 : (w + nbytes) / S + 1 <= INT_MAX / f->ft.n
+                                                        ? ((w + nbytes) / S + 1) * f->ft.n : -1;
+    *off = NULL, *len = NULL, *n = 0;
+    if (*cap < 0 || *cap > INT_MAX || !(*off = agx_tp_buf((size_t)*cap * (sizeof **off + sizeof **len))))
+        return -1;
+    *len = (int *)(*off + *cap);
     if (!f->default_view) { /* the run that holds stream byte w of an instance */
         long long lo = 0, hi = f->ft.n - 1;
         while (lo < hi) {
@@ -43,7 +52,7 @@ int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **
         }
         i = lo;
     }
-    while (nbytes > 0 && *off && *len) {
+    while (nbytes > 0 && k < *cap) {
         long long at, room;
         if (f->default_view)
             at = s, room = nbytes;
@@ -52,23 +61,18 @@ int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **
         long long l = room < nbytes ? room : nbytes;
         if (l > INT_MAX)
             l = INT_MAX;
-        if (k == cap) {
-            if (cap >= INT_MAX / 2)
-                break;
-            cap *= 2;
-            MPI_Offset *o = realloc(*off, sizeof **off * (size_t)cap);
-            int *q = o ? realloc(*len, sizeof **len * (size_t)cap) : NULL;
-            *off = o ? o : *off, *len = q ? q : *len;
-            if (!o || !q)
-                break;
-        }
         (*off)[k] = at, (*len)[k] = (int)l, k++;
         nbytes -= l, s += l, w += l;
         if (!f->default_view && w == f->pre[i + 1] && ++i == f->ft.n)
             i = 0, w = 0, inst++;
     }
     *n = (int)k;
-    return nbytes == 0 && *off && *len ? 0 : -1;
+    return nbytes == 0 ? 0 : -1;
+}
+
+void agx_file_unmap(MPI_Offset *off, long long cap)
+{
+    agx_tp_buf_free(off, (size_t)(cap > 0 ? cap : 0) * (sizeof *off + sizeof(int)));
 }
 
 /* The shadow handle (collective): open at the first call agx takes, on every rank or on
@@ -132,7 +136,7 @@ static const char *local_check(agx_file *f, int rd, int at, MPI_File fh, MPI_Off
     PMPI_Type_get_extent(dt, &lb, &ext);
     if (agx_type_is_named(dt) && ext == tsize && lb == 0)
         *data = buf;
-    else if (!(*data = malloc((size_t)*nbytes)))
+    else if (!(*data = agx_tp_buf((size_t)*nbytes))) /* agx_tp_buf_free'd */
         return "no memory to pack the data";
     else if (!rd && agx_pack(buf, count, dt, *data, 0) != MPI_SUCCESS)
         return "the memory type could not be packed";
@@ -159,10 +163,10 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     }
     MPI_Offset pos, *off = NULL;
     int *len = NULL;
-    long long nbytes;
+    long long nbytes, cap = 0;
     char *data;
     const char *why = local_check(f, rd, at, fh, offset, buf, count, dt, &pos, &nbytes, &data);
-    if (!why && agx_file_map(f, pos * f->etype_size, nbytes, &off, &len, &n))
+    if (!why && agx_file_map(f, pos * f->etype_size, nbytes, &off, &len, &n, &cap))
         why = "too many file pieces";
     int vote = why != NULL;
     agx_coll_install(); /* the operations' names: a rules file's rows are read by name */
@@ -175,13 +179,12 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
         rc = rd ? agx_tp_read(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
                 : agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
-    free(off);
-    free(len);
+    agx_file_unmap(off, cap);
     if (rc == MPI_SUCCESS && rd && cand == AGX_FLEARN_ENGINE && data && data != buf &&
         agx_pack(buf, count, dt, data, 1) != MPI_SUCCESS)
         rc = agx_error(MPI_ERR_TYPE, "%s: the data read could not be unpacked into the memory type", fn);
     if (data != buf)
-        free(data);
+        agx_tp_buf_free(data, (size_t)nbytes);
     if (rc == AGX_IO_NATIVE || (rc == MPI_SUCCESS && cand != AGX_FLEARN_ENGINE)) {
         int b = how ? 4 + (cand == AGX_FLEARN_LIBRARY && !strstr(how, "faster")) : 2;
         d->given++, d->last = how ? how : rd ? "a rank asked for it, or a read past the end of the file"

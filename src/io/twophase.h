@@ -181,7 +181,9 @@ __attribute__((format(printf, 4, 5))) void agx_file_tell(agx_file *f, int bit, i
 /* file_access.c: the view's stream bytes [s, s + nbytes) as file (offset, length)
  * requests in file order (0, or -1: too many, out of memory); the shadow handle opened
  * (collective: on every rank or none), 0 when it cannot serve this direction. */
-int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n);
+int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n,
+                 long long *cap);
+void agx_file_unmap(MPI_Offset *off, long long cap);
 int agx_file_shadow(agx_file *f, int reading);
 
 #endif
