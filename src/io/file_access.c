@@ -29,7 +29,8 @@
  * length) in file order, lengths at most INT_MAX, in one kept buffer (twophase_bufs.c) of
  * *cap entries: the offsets, then the lengths (agx_file_unmap frees it). 0, or -1 (too
  * many, out of memory). Its room is counted before: each instance of the file type the
- * bytes touch gives at most its runs, so nothing grows while 10^6 requests are listed. */
+ * bytes touch gives at most its runs, and each run holds a byte, so nothing grows while
+ * 10^6 requests are listed. */
 int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **off, int **len, int *n,
                  long long *cap)
 {
@@ -37,6 +38,8 @@ int agx_file_map(const agx_file *f, long long s, long long nbytes, MPI_Offset **
     long long inst = S ? s / S : 0, w = S ? s % S : 0, i = 0;
     *cap = f->default_view ? nbytes / INT_MAX + 1 : (w + nbytes) / S + 1 <= INT_MAX / f->ft.n
                                                         ? ((w + nbytes) / S + 1) * f->ft.n : -1;
+    if (*cap > nbytes + 1) /* every run holds a byte */
+        *cap = nbytes + 1;
     *off = NULL, *len = NULL, *n = 0;
     if (*cap < 0 || *cap > INT_MAX || !(*off = agx_tp_buf((size_t)*cap * (sizeof **off + sizeof **len))))
         return -1;

@@ -144,10 +144,11 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
     }
     for (long long a = first - t->dlo, end = q[1] - t->dlo; a < end;) { /* the runs of set bits */
         while (a < end && !(t->bits[a >> 6] >> (a & 63) & 1))
-            a++;
-        long long b = a;
+            a += (a & 63) == 0 && t->bits[a >> 6] == 0 ? 64 : 1; /* whole empty words at once */
+        long long b = a < end ? a : end;
         while (b < end && (t->bits[b >> 6] >> (b & 63) & 1))
-            b++;
+            b += (b & 63) == 0 && t->bits[b >> 6] == ~0ull ? 64 : 1;
+        b = b < end ? b : end;
         if (b > a)
             agx_tp_io(t, 0, t->dlo + a, dst + (t->dlo + a - first), b - a, b - a, werr);
         a = b;
