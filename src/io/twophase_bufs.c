@@ -80,3 +80,29 @@ void agx_tp_bufs_release(void)
         }
     pthread_mutex_unlock(&mu);
 }
+
+/* A call's state: the kept buffers back to the pool, the rest freed. */
+void agx_tp_free(agx_tp *t)
+{
+    agx_tp_buf_free(t->req, sizeof *t->req * (size_t)(t->n > 0 ? t->n : 1));
+    free(t->own_rec);
+    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
+    free(t->cnt_s);
+    free(t->rcur);
+    free(t->snz);
+    free(t->aggr_rank);
+    size_t ns = (size_t)(t->npc ? t->npc : 1), m = (size_t)(t->nmeta ? t->nmeta : 1);
+    agx_tp_buf_free(t->meta_s, ns * AGX_TP_META_BYTES);
+    agx_tp_buf_free(t->meta_r, m * AGX_TP_META_BYTES);
+    free(t->mstart);
+    agx_tp_buf_free(t->merged, m * sizeof(long long));
+    agx_tp_buf_free(t->rround, m * sizeof(long long));
+    agx_tp_buf_free(t->rsender, m * sizeof(int));
+    agx_tp_buf_free(t->sbuf, (size_t)t->sbytes_max);
+    agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
+    agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
+    free(t->vbuf);
+    agx_tp_buf_free(t->bits, (size_t)((t->fd.dsize + 63) / 64) * sizeof *t->bits);
+    agx_tp_buf_free(t->rr, (size_t)t->nrounds * 4 * sizeof *t->rr);
+    agx_a2a_pattern_free(&t->pt);
+}

@@ -254,14 +254,21 @@ static void order_pieces(agx_tp *t)
  * order in which each round packs them. */
 int agx_tp_pieces(agx_tp *t)
 {
-    long long cap = t->nreq + 16, round;
-    int aggr;
+    long long cap = t->nreq + 16, round, clo = 1, chi = 0, cround = 0;
+    int aggr, caggr = 0; /* even layout: the (aggregator, round) chunk [clo, chi) of the last piece */
     if (!(t->pc = agx_tp_buf(sizeof *t->pc * (size_t)(t->pc_cap = cap))))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld requests)", t->fn, t->nreq);
     for (long long i = 0; i < t->nreq; i++) {
         const agx_tp_req *q = &t->req[i];
         for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
-            l = agx_fd_piece(&t->fd, o, q->off + q->len, &aggr, &round, &pos);
+            long long end = q->off + q->len;
+            if (o >= clo && o < chi) /* agx_fd_piece's answer without its divisions */
+                l = (end < chi ? end : chi) - o, aggr = caggr, round = cround, pos = o - clo;
+            else if ((l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos)) > 0 && t->fd.style == AGX_FD_EVEN) {
+                long long L = o - t->fd.lo - aggr * t->fd.dsize, room = t->fd.dsize - L;
+                room = room < t->fd.cb - pos ? room : t->fd.cb - pos;
+                clo = o - pos, chi = room > LLONG_MAX - o ? LLONG_MAX : o + room, caggr = aggr, cround = round;
+            }
             if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);
@@ -366,29 +373,4 @@ int agx_tp_merge(agx_tp *t)
         (!t->reading && !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max))))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
     return MPI_SUCCESS;
-}
-
-void agx_tp_free(agx_tp *t)
-{
-    agx_tp_buf_free(t->req, sizeof *t->req * (size_t)(t->n > 0 ? t->n : 1));
-    free(t->own_rec);
-    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
-    free(t->cnt_s);
-    free(t->rcur);
-    free(t->snz);
-    free(t->aggr_rank);
-    size_t ns = (size_t)(t->npc ? t->npc : 1), m = (size_t)(t->nmeta ? t->nmeta : 1);
-    agx_tp_buf_free(t->meta_s, ns * AGX_TP_META_BYTES);
-    agx_tp_buf_free(t->meta_r, m * AGX_TP_META_BYTES);
-    free(t->mstart);
-    agx_tp_buf_free(t->merged, m * sizeof(long long));
-    agx_tp_buf_free(t->rround, m * sizeof(long long));
-    agx_tp_buf_free(t->rsender, m * sizeof(int));
-    agx_tp_buf_free(t->sbuf, (size_t)t->sbytes_max);
-    agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
-    agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
-    free(t->vbuf);
-    agx_tp_buf_free(t->bits, (size_t)((t->fd.dsize + 63) / 64) * sizeof *t->bits);
-    agx_tp_buf_free(t->rr, (size_t)t->nrounds * 4 * sizeof *t->rr);
-    agx_a2a_pattern_free(&t->pt);
 }

@@ -81,7 +81,7 @@ static void read_and_pack(agx_tp *t, long long r, long long *mc, int *rerr)
             long long i = t->merged[*mc], o = t->meta_r[2 * i], l = t->meta_r[2 * i + 1];
             int s = t->rsender[i];
             if (*rerr == MPI_SUCCESS && !t->h.no_write)
-                memcpy(t->rbuf + t->rpos[s], t->vbuf + (o - first), (size_t)l);
+                agx_tp_copy(t->rbuf + t->rpos[s], t->vbuf + (o - first), l);
             t->rpos[s] += l;
             t->rcur[s]++;
         }
@@ -116,7 +116,7 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
         return rc;
     t->st.data_time += MPI_Wtime() - t0;
     for (at = 0; *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
-        memcpy(t->out + t->pc[*ps].pos, t->sbuf + at, (size_t)t->pc[*ps].len);
+        agx_tp_copy(t->out + t->pc[*ps].pos, t->sbuf + at, t->pc[*ps].len);
         at += t->pc[*ps].len;
     }
     return MPI_SUCCESS;

@@ -133,7 +133,7 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
     for (int s = 0; s < t->a.p; s++) {
         long long i = t->rcur[s], at = t->rpos[s];
         for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
-            memcpy(dst + (m[2 * i] - first), t->rbuf + at, (size_t)m[2 * i + 1]);
+            agx_tp_copy(dst + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
             at += m[2 * i + 1];
         }
         t->rcur[s] = i, t->rpos[s] = at;

@@ -138,7 +138,7 @@ static void round_sizes(agx_tp *t, long long r, long long *ps)
         int j = t->aggr_rank[q->aggr];
         if (!t->sc[j])
             t->sd[j] = (int)at;
-        memcpy(t->sbuf + at, t->buf + q->pos, (size_t)q->len);
+        agx_tp_copy(t->sbuf + at, t->buf + q->pos, q->len);
         at += q->len;
         t->sc[j] += (int)q->len;
     }
@@ -233,7 +233,7 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
             long long i = t->merged[*mc], o = t->meta_r[2 * i], l = t->meta_r[2 * i + 1];
             int s = t->rsender[i];
             if (sieve)
-                memcpy(t->vbuf + (o - first), t->rbuf + t->rpos[s], (size_t)l), w += l;
+                agx_tp_copy(t->vbuf + (o - first), t->rbuf + t->rpos[s], l), w += l;
             else {
                 if (run_off >= 0 && run_off + (w - run_w) != o) {
                     agx_tp_io(t, 0, run_off, t->wbuf + run_w, w - run_w, w - run_w, werr);
@@ -241,7 +241,7 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
                 }
                 if (run_off < 0)
                     run_off = o, run_w = w;
-                memcpy(t->wbuf + w, t->rbuf + t->rpos[s], (size_t)l);
+                agx_tp_copy(t->wbuf + w, t->rbuf + t->rpos[s], l);
                 w += l;
             }
             t->rpos[s] += l;
