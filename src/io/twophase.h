@@ -97,6 +97,12 @@ int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per agg
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
 
+/* twophase_meta.c: step 3, counts, agreement B, the records (compact where they fit) */
+int agx_tp_metadata(agx_tp *t, int local);
+/* twophase_write.c: the kernel for one exchange: the hint, or the alltoallv pattern rule
+ * on the pattern (receivers: the aggregators; smax: the most senders of one of them) */
+int agx_tp_pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg);
+
 /* twophase_scatter.c: a write's records placed by offset, without the merge */
 int agx_tp_scatter_plan(agx_tp *t);    /* aggregators (instead of agx_tp_merge, when it can) */
 long long agx_tp_scatter_senders(const agx_tp *t);

@@ -8,9 +8,10 @@
  *      file domains over [lo, hi)
  *      (even: GPFS-style; striped: Lustre-style); every request cut into pieces of one
  *      aggregator and one round (at most cb_buffer_size bytes per aggregator per round);
- *   3. metadata: an alltoall of piece counts, agreement B (errors, rounds, the most
- *      senders of one aggregator), then one exchange of (offset, length) records with the
- *      metadata kernel, once for the whole call as ROMIO does (KangRoss20 Fig. 6-7);
+ *   3. metadata (twophase_meta.c): an alltoall of piece counts, agreement B (errors,
+ *      rounds, the most senders of one aggregator, the records' form), then one exchange
+ *      of (offset, length) records with the metadata kernel, once for the whole call as
+ *      ROMIO does (KangRoss20 Fig. 6-7), 8 bytes each where they fit, else 16;
  *   4. aggregators place their records by offset (twophase_scatter.c) or merge them into
  *      file order (heap merge; reads, the striped layout), and check overlap;
  *      agreement C (errors, the most senders of one aggregator in one round);
@@ -21,7 +22,7 @@
  *   6. agreement D: any failed write fails the call on every rank.
  * After step 1, a call whose ranks' spans do not interleave and whose requests are large
  * has each rank write its own (twophase_own.c), as ROMIO's automatic mode does.
- * Cost per call: 4 small allreduces + 1 alltoall of p ints + 1 metadata exchange (16 B
+ * Cost per call: 4 small allreduces + 1 alltoall of p ints + 1 metadata exchange (8 or 16 B
  * per piece) + `rounds` data exchanges; the kernels' own costs are in the alltoallv table.
  */
 #include "twophase.h"
@@ -39,9 +40,7 @@ static double now(void) { return MPI_Wtime(); }
 static long long cores; /* online on this node (agreement A takes the fewest of any rank's) */
 static void count_cores(void) { cores = sysconf(_SC_NPROCESSORS_ONLN); }
 
-/* The kernel for one exchange: the hint, or the alltoallv pattern rule on the pattern
- * (receivers: the aggregators; smax: the most senders of one of them). */
-static int pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg)
+int agx_tp_pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg)
 {
     const char *name = !hint || !strcasecmp(hint, "auto") ? NULL : !strcasecmp(hint, "hybrid") ? hybrid : hint;
     t->pt.smax = (int)(smax > 0 ? smax : 1);
@@ -62,33 +61,6 @@ int agx_tp_exchange(agx_tp *t, int alg, const void *sbuf, void *rbuf)
 {
     return agx_a2a_exchange(&t->a, alg, &t->pt, t->throttle, t->flags, sbuf, t->sc, t->sd, rbuf, t->rc, t->rd,
                             t->snz, t->rnz);
-}
-
-/* Step 3: counts, agreement B, the records. */
-static int metadata(agx_tp *t, int local)
-{
-    int p = t->a.p, rc;
-    double t0 = now();
-    if ((rc = PMPI_Alltoall(t->cnt_s, 1, MPI_INT, t->cnt_r, 1, MPI_INT, t->a.comm)) != MPI_SUCCESS)
-        return rc;
-    if (local == MPI_SUCCESS)
-        local = agx_tp_prepare_recv(t);
-    long long smax = 0, v[2];
-    for (int s = 0; s < p; s++)
-        smax += t->cnt_r[s] > 0;
-    v[0] = t->nrounds, v[1] = smax;
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 2, t->fn, "failed to plan its pieces")) != MPI_SUCCESS)
-        return rc;
-    t->nrounds = v[0];
-    if ((rc = pick(t, t->h.meta_kernel, "balanced", v[1], &t->alg_meta)) != MPI_SUCCESS)
-        return rc;
-    for (int j = 0, s = 0, r = 0; j < p; s += t->sc[j], r += t->rc[j], j++) {
-        t->sc[j] = t->cnt_s[j] * AGX_TP_META_BYTES, t->sd[j] = s;
-        t->rc[j] = t->cnt_r[j] * AGX_TP_META_BYTES, t->rd[j] = r;
-    }
-    rc = agx_tp_exchange(t, t->alg_meta, t->meta_s, t->meta_r);
-    t->st.meta_time = now() - t0;
-    return rc;
 }
 
 /* The most senders of this aggregator in one round. Its records' rounds rise in file
@@ -276,7 +248,7 @@ static int rounds(agx_tp *t)
         return rc;
     if (v[2]) /* nothing written yet */
         return AGX_IO_NATIVE;
-    if ((rc = pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
+    if ((rc = agx_tp_pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
         return rc;
     int sparse = t->nrounds > 64 && t->nrounds / t->a.p > v[1];
     t->st.rounds_visited = 0;
@@ -341,7 +313,7 @@ static int run_all(agx_tp *t, int native)
     local = agx_tp_aggregators(t);
     if (local == MPI_SUCCESS)
         local = agx_tp_pieces(t);
-    if ((rc = metadata(t, local)) != MPI_SUCCESS)
+    if ((rc = agx_tp_metadata(t, local)) != MPI_SUCCESS)
         return rc;
     return rounds(t);
 }
