@@ -262,13 +262,10 @@ int agx_tp_pieces(agx_tp *t)
         const agx_tp_req *q = &t->req[i];
         for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
             long long end = q->off + q->len;
-            if (o >= clo && o < chi) /* agx_fd_piece's answer without its divisions */
+            if ((o >= clo && o < chi) || !agx_fd_chunk(&t->fd, o, &caggr, &cround, &clo, &chi))
                 l = (end < chi ? end : chi) - o, aggr = caggr, round = cround, pos = o - clo;
-            else if ((l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos)) > 0 && t->fd.style == AGX_FD_EVEN) {
-                long long L = o - t->fd.lo - aggr * t->fd.dsize, room = t->fd.dsize - L;
-                room = room < t->fd.cb - pos ? room : t->fd.cb - pos;
-                clo = o - pos, chi = room > LLONG_MAX - o ? LLONG_MAX : o + room, caggr = aggr, cround = round;
-            }
+            else
+                l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos);
             if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);

@@ -50,15 +50,16 @@ int agx_tp_scatter_plan(agx_tp *t)
     memset(bits, 0, nb);
     memset(rr, 0, nrr);
     t->bits = bits, t->rr = rr, t->dlo = dlo;
-    long long *m = t->meta_r, cb = t->fd.cb;
-    int rc = MPI_SUCCESS;
+    long long *m = t->meta_r, clo = 1, chi = 0, round = 0;
+    int rc = MPI_SUCCESS, aggr = -1; /* the (aggregator, round) chunk [clo, chi) of the last record */
     for (long long r = 0; r < nr; r++)
         rr[4 * r] = LLONG_MAX;
     for (int s = 0; s < t->a.p && rc == MPI_SUCCESS && !t->overlap; s++)
         for (long long i = t->mstart[s], last = -1; i < t->mstart[s + 1]; i++) {
-            long long o = m[2 * i], l = m[2 * i + 1], d = o - dlo, round = d / cb;
-            if (l < 1 || o < t->lo || o + l > t->hi || d < 0 || d + l > dsize || d - round * cb + l > cb ||
-                round >= nr) { /* agx_fd_piece's piece of this domain and one round, or else none */
+            long long o = m[2 * i], l = m[2 * i + 1];
+            if (l < 1 || o < t->lo || o + l > t->hi ||
+                (!(o >= clo && o < chi) && agx_fd_chunk(&t->fd, o, &aggr, &round, &clo, &chi)) ||
+                aggr != t->my_aggr || o + l > chi || round >= nr) { /* a piece of my domain, one round */
                 rc = agx_error(MPI_ERR_INTERN, "%s: rank %d sent a piece [%lld, +%lld) outside aggregator %d's "
                                "domain", t->fn, s, o, l, t->my_aggr);
                 break;

@@ -3,6 +3,7 @@
  */
 #include "filedomain.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 int agx_fd_init(agx_fd *fd, agx_fd_style style, int naggr, long long lo, long long hi, long long cb,
@@ -53,6 +54,17 @@ long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr
     *round = L / fd->cb;
     *pos = L % fd->cb;
     return min3(end - off, room, fd->cb - *pos);
+}
+
+int agx_fd_chunk(const agx_fd *fd, long long off, int *aggr, long long *round, long long *clo, long long *chi)
+{
+    if (fd->style != AGX_FD_EVEN)
+        return -1;
+    long long a = (off - fd->lo) / fd->dsize, L = off - fd->lo - a * fd->dsize, pos = L % fd->cb;
+    long long room = fd->dsize - L < fd->cb - pos ? fd->dsize - L : fd->cb - pos;
+    *aggr = (int)a, *round = L / fd->cb, *clo = off - pos;
+    *chi = room > LLONG_MAX - off ? LLONG_MAX : off + room;
+    return 0;
 }
 
 /* The heap holds (head key, list) pairs inline, ordered by key then list index: the

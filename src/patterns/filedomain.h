@@ -40,6 +40,12 @@ int agx_fd_init(agx_fd *fd, agx_fd_style style, int naggr, long long lo, long lo
 long long agx_fd_piece(const agx_fd *fd, long long off, long long end, int *aggr, long long *round,
                        long long *pos);
 
+/* Even layout: the bytes [*clo, *chi) of the (aggregator, round) chunk that holds off
+ * (lo <= off < hi), *aggr and *round set; every piece inside it is that aggregator's in
+ * that round at pos off' - *clo, so the next offsets need none of agx_fd_piece's
+ * divisions. -1 (nothing set) for the striped layout, whose chunks are not contiguous. */
+int agx_fd_chunk(const agx_fd *fd, long long off, int *aggr, long long *round, long long *clo, long long *chi);
+
 /* k-way merge (a binary heap over the lists' heads, O(m log k)) of k lists sorted by key:
  * list i is key[start[i] .. start[i+1]) read with `stride` (key[j * stride]); out[0..m)
  * receives the indices j in ascending key order (ties: lower list first). Returns 0, or

@@ -41,8 +41,14 @@ static int check_case(agx_fd_style style, int naggr, long long lo, long long hi,
     int bad = 0;
     while (o < hi && !bad) {
         int a;
-        long long round, pos, len = agx_fd_piece(&fd, o, hi, &a, &round, &pos);
+        long long round, pos, len = agx_fd_piece(&fd, o, hi, &a, &round, &pos), clo, chi, cr;
         bad |= len < 1 || o + len > hi;
+        int ca; /* the even layout's chunk: the same piece without the divisions */
+        if (style == AGX_FD_EVEN)
+            bad |= agx_fd_chunk(&fd, o, &ca, &cr, &clo, &chi) || ca != a || cr != round || o - clo != pos ||
+                   (hi < chi ? hi : chi) - o != len;
+        else
+            bad |= agx_fd_chunk(&fd, o, &ca, &cr, &clo, &chi) != -1;
         for (long long k = 0; k < len && !bad; k++) {
             int ma = model_aggr(&fd, o + k);
             long long L = count[ma]++;
