@@ -29,4 +29,11 @@ void *agx_lib_arg(const void *src, size_t n, int *rc, const char *fn);
 int agx_api_request(agx_args *a, int persistent, int rc, agx_lib_start_fn lib, void *larg, const char *fn,
                     agx_request *out);
 
+/* Repeated blocking calls (api_comm.c; allgather's and allreduce's memos): the memo in the
+ * context's slot, made zeroed at its first use (NULL: no memory, every call takes the
+ * whole path); and a repeat's run: the queued requests posted first (its algorithm may post
+ * on pcomm), the algorithm kept for agx_comm_last_algorithm, a->alg run on a. */
+void *agx_memo_slot(agx_ctx *ctx, int slot, size_t size);
+int agx_repeat_run(agx_ctx *ctx, agx_args *a);
+
 #endif

@@ -127,12 +127,9 @@ static const agx_ag_memo *allgather_repeat(const void *sendbuf, int sendcount, M
 static void allgather_remember(const agx_args *a)
 {
     const agx_ag_args *g = &a->u.ag;
-    agx_ag_memo *m = agx_ctx_slot(a->ctx, AGX_SLOT_API);
-    if (!m) { /* no memory: no memo, every call takes the whole path */
-        if (!(m = calloc(1, sizeof *m)))
-            return;
-        agx_ctx_attach(a->ctx, AGX_SLOT_API, m, free);
-    }
+    agx_ag_memo *m = agx_memo_slot(a->ctx, AGX_SLOT_API, sizeof *m);
+    if (!m)
+        return;
     const agx_pat *pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     /* a PAT session without its thread decides per epoch (agx_pat_predict): no memo */
     m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared && !(pat && !pat->threaded) &&
@@ -180,13 +177,10 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx))) {
         agx_args a = m->a;
-        agx_req_flush(ctx); /* its algorithm may post a collective on pcomm (native) */
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
         a.u.ag.blk.buf = recvbuf;
-        a.sel->last[AGX_OP_ALLGATHER] = (int)(a.alg - a.table->algs);
-        a.sel->last_kind[AGX_OP_ALLGATHER] = AGX_KIND_INTRA;
-        return agx_raise(comm, a.alg->fn(&a));
+        return agx_raise(comm, agx_repeat_run(ctx, &a));
     }
     agx_args a = {.op = AGX_OP_ALLGATHER, .user_comm = comm,
                   .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,

@@ -91,11 +91,8 @@ static void remember(const agx_args *a)
             m->valid = 0;
         return;
     }
-    if (!m) { /* no memory: no memo, every call takes the whole path */
-        if (!(m = calloc(1, sizeof *m)))
-            return;
-        agx_ctx_attach(a->ctx, AGX_SLOT_API_AR, m, free);
-    }
+    if (!(m = agx_memo_slot(a->ctx, AGX_SLOT_API_AR, sizeof *m)))
+        return;
     *m = (ar_memo){.valid = 1, .inplace = g->sendbuf == MPI_IN_PLACE, .count = g->count, .type = g->type,
                    .op = g->op, .gen = a->sel->gen, .a = *a};
 }
@@ -123,12 +120,9 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = repeat(sendbuf, recvbuf, count, datatype, op, ctx))) {
         agx_args a = m->a;
-        agx_req_flush(ctx); /* a blocking call posts on pcomm in program order */
         a.u.ar.sendbuf = sendbuf;
         a.u.ar.recvbuf = recvbuf;
-        a.sel->last[AGX_OP_ALLREDUCE] = (int)(a.alg - a.table->algs);
-        a.sel->last_kind[AGX_OP_ALLREDUCE] = AGX_KIND_INTRA;
-        return agx_raise(comm, a.alg->fn(&a));
+        return agx_raise(comm, agx_repeat_run(ctx, &a));
     }
     agx_args a = {.op = AGX_OP_ALLREDUCE, .user_comm = comm,
                   .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};

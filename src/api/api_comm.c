@@ -1,9 +1,11 @@
 /*
  * The communicator's public functions: the algorithm forced on it (agx_comm_set_algorithm),
- * the one that ran last (agx_comm_last_algorithm), and its regions (agx_comm_regions).
+ * the one that ran last (agx_comm_last_algorithm), and its regions (agx_comm_regions); the
+ * repeated calls' memo slot and run, which keep the last algorithm too (api.h).
  */
 #include "api.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -80,4 +82,20 @@ int agx_comm_regions(MPI_Comm comm, int *region_of)
         return agx_raise(comm, rc);
     memcpy(region_of, R->region_of, sizeof(int) * (size_t)R->p);
     return MPI_SUCCESS;
+}
+
+void *agx_memo_slot(agx_ctx *ctx, int slot, size_t size)
+{
+    void *m = agx_ctx_slot(ctx, slot);
+    if (!m && (m = calloc(1, size)))
+        agx_ctx_attach(ctx, slot, m, free);
+    return m;
+}
+
+int agx_repeat_run(agx_ctx *ctx, agx_args *a)
+{
+    agx_req_flush(ctx);
+    a->sel->last[a->op] = (int)(a->alg - a->table->algs);
+    a->sel->last_kind[a->op] = a->kind;
+    return a->alg->fn(a);
 }
