@@ -68,6 +68,9 @@ typedef struct {
     long long *rround;       /* per record: its round */
     int *rsender;            /* per record: its sender */
     long long rbytes_max;    /* the most bytes received in one round */
+    int typed;               /* agreed: a write's data received in place (twophase_typed.c) */
+    int *tlen;               /* its receive types' blocks (lengths, then MPI_Aint displacements) */
+    MPI_Request *treq;       /* 2p */
     int scatter;             /* a write's records placed without the merge (twophase_scatter.c): */
     unsigned long long *bits; /* its domain's bytes written, one bit each (from dlo) */
     long long *rr, dlo;      /* per round: stretch [first, end), bytes, senders */
@@ -108,6 +111,17 @@ int agx_tp_scatter_plan(agx_tp *t);    /* aggregators (instead of agx_tp_merge, 
 long long agx_tp_scatter_senders(const agx_tp *t);
 long long agx_tp_scatter_next(const agx_tp *t);
 void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long));
+/* Round r's stretch at an aggregator: where its records go (wbuf; vbuf where it has holes,
+ * read first when sieve can, *read then 1); NULL when the round has none (or no memory,
+ * *werr set). Then, with the records in place, the stretch written. */
+char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long), int *read);
+void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr);
+/* twophase_typed.c: a write's data received in place. The vote (every rank; an
+ * aggregator's own records decide its vote), then one round: the exchange straight into
+ * the stretch and the stretch written. */
+int agx_tp_typed_vote(agx_tp *t);
+int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
+                       int (*sieve)(agx_tp *, long long, long long));
 
 /* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
  * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this
@@ -123,6 +137,11 @@ void *agx_tp_buf(size_t n);
 void agx_tp_buf_free(void *p, size_t n);
 void agx_tp_bufs_release(void);
 void agx_tp_free(agx_tp *t);           /* a call's state: its buffers back, the rest freed */
+/* twophase_typed.c: whether this rank's pieces of round r from *ps on lie end to end in
+ * its buffer for each aggregator (a monotone view's always do), so that the round's data
+ * move from (a write) or into (a read) the user's buffer itself: 1 with cnt / disp the
+ * bytes and their first position per aggregator and *ps past the round; else 0. */
+int agx_tp_direct(const agx_tp *t, long long r, long long *ps, int *cnt, int *disp);
 /* twophase_write.c: one MPI_File_read_at (reading) or MPI_File_write_at of len bytes at
  * off; `used` of them the call's data (the rest: holes read back); a failure or a short
  * count kept in *err (an error already raised: the rest skipped). */

@@ -8,7 +8,8 @@
  *     ROMIO's reads always do), or each contiguous run on its own (romio_ds_read=disable);
  *   - it packs each rank's pieces in that rank's record order and sends them with the data
  *     kernel (the senders: the aggregators; the receivers: any rank);
- *   - each rank copies its pieces of the round to their places in its buffer.
+ *   - each rank copies its pieces of the round to their places in its buffer, or receives
+ *     them there where they lie end to end in it (agx_tp_direct).
  * Ranks may read the same bytes (records of two ranks overlap at an aggregator); one
  * rank's overlapping requests go to the library (agx_mpi_file_read_all) or are an error
  * (agx_file_read_all), as for writes. A span past the end of the file (the smallest size
@@ -91,15 +92,18 @@ static void read_and_pack(agx_tp *t, long long r, long long *mc, int *rerr)
 int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int *rerr)
 {
     int p = t->a.p, rc;
-    long long at = 0;
+    long long at = 0, from = *ps;
+    int direct = agx_tp_direct(t, r, ps, t->rc, t->rd); /* from each aggregator */
     memset(t->sc, 0, sizeof(int) * (size_t)p);
-    memset(t->rc, 0, sizeof(int) * (size_t)p);
-    for (long long i = *ps; i < t->npc && t->pc[i].round == r; i++) { /* from each aggregator */
-        int j = t->aggr_rank[t->pc[i].aggr];
-        if (!t->rc[j])
-            t->rd[j] = (int)at;
-        t->rc[j] += (int)t->pc[i].len;
-        at += t->pc[i].len;
+    if (!direct) {
+        memset(t->rc, 0, sizeof(int) * (size_t)p);
+        for (long long i = from; i < t->npc && t->pc[i].round == r; i++) {
+            int j = t->aggr_rank[t->pc[i].aggr];
+            if (!t->rc[j])
+                t->rd[j] = (int)at;
+            t->rc[j] += (int)t->pc[i].len;
+            at += t->pc[i].len;
+        }
     }
     at = 0;
     for (int s = 0; t->my_aggr >= 0 && s < p; s++) { /* to each rank, as its aggregator */
@@ -112,10 +116,10 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
     if (t->my_aggr >= 0)
         read_and_pack(t, r, mc, rerr);
     double t0 = MPI_Wtime();
-    if ((rc = agx_tp_exchange(t, t->alg_data, t->rbuf, t->sbuf)) != MPI_SUCCESS)
+    if ((rc = agx_tp_exchange(t, t->alg_data, t->rbuf, direct ? t->out : t->sbuf)) != MPI_SUCCESS)
         return rc;
     t->st.data_time += MPI_Wtime() - t0;
-    for (at = 0; *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
+    for (at = 0; !direct && *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
         agx_tp_copy(t->out + t->pc[*ps].pos, t->sbuf + at, t->pc[*ps].len);
         at += t->pc[*ps].len;
     }

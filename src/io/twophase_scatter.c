@@ -112,34 +112,31 @@ long long agx_tp_scatter_next(const agx_tp *t)
     return n;
 }
 
-/* Round r: every sender's records copied to their place in the stretch; the stretch
- * written in one call, read first where it has holes (data sieving), or, where it cannot
- * be read (romio_ds_write=disable, a write-only file), run by run from the bitmap. */
-void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long))
+char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long), int *read)
 {
-    const long long *q = t->rr + 4 * r, *m = t->meta_r;
+    const long long *q = t->rr + 4 * r;
     long long first = q[0], len = q[1] - q[0];
+    *read = 0;
     if (q[2] == 0)
-        return;
-    int holes = q[2] < len, read = holes && sieve(t, first, len);
-    char *dst = !holes ? t->wbuf : t->vbuf;
-    if (holes && !read && len > t->vcap) {
+        return NULL;
+    int holes = q[2] < len;
+    *read = holes && sieve(t, first, len);
+    if (holes && !*read && len > t->vcap) {
         char *v = realloc(t->vbuf, (size_t)len);
         if (!v) {
             *werr = *werr != MPI_SUCCESS ? *werr : agx_error(MPI_ERR_NO_MEM, "%s: out of memory", t->fn);
-            return;
+            return NULL;
         }
-        dst = t->vbuf = v, t->vcap = len;
+        t->vbuf = v, t->vcap = len;
     }
-    for (int s = 0; s < t->a.p; s++) {
-        long long i = t->rcur[s], at = t->rpos[s];
-        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
-            agx_tp_copy(dst + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
-            at += m[2 * i + 1];
-        }
-        t->rcur[s] = i, t->rpos[s] = at;
-    }
-    if (!holes || read) {
+    return !holes ? t->wbuf : t->vbuf;
+}
+
+void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr)
+{
+    const long long *q = t->rr + 4 * r;
+    long long first = q[0], len = q[1] - q[0];
+    if (q[2] == len || read) {
         agx_tp_io(t, 0, first, dst, len, q[2], werr);
         return;
     }
@@ -154,4 +151,23 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
             agx_tp_io(t, 0, t->dlo + a, dst + (t->dlo + a - first), b - a, b - a, werr);
         a = b;
     }
+}
+
+void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long))
+{
+    int read;
+    char *dst = agx_tp_stretch(t, r, werr, sieve, &read);
+    if (!dst)
+        return;
+    const long long *m = t->meta_r;
+    long long first = t->rr[4 * r];
+    for (int s = 0; s < t->a.p; s++) {
+        long long i = t->rcur[s], at = t->rpos[s];
+        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
+            agx_tp_copy(dst + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
+            at += m[2 * i + 1];
+        }
+        t->rcur[s] = i, t->rpos[s] = at;
+    }
+    agx_tp_stretch_write(t, r, dst, read, werr);
 }

@@ -14,11 +14,14 @@
  *      ROMIO does (KangRoss20 Fig. 6-7), 8 bytes each where they fit, else 16;
  *   4. aggregators place their records by offset (twophase_scatter.c) or merge them into
  *      file order (heap merge; reads, the striped layout), and check overlap;
- *      agreement C (errors, the most senders of one aggregator in one round);
- *   5. per round: each process packs its pieces of the round by aggregator, one exchange
- *      with the data kernel (sizes known at both ends from the records: no agreement),
- *      aggregators place the data in file order and write each contiguous run with
- *      MPI_File_write_at; a failed write is remembered and the rounds go on;
+ *      agreement C (errors, the most senders of one aggregator in one round, whether
+ *      the data are received in place);
+ *   5. per round: each process sends its pieces of the round by aggregator (from its
+ *      buffer where they lie end to end, else packed), one exchange with the data kernel
+ *      (sizes known at both ends from the records: no agreement), or straight into the
+ *      aggregators' stretches (twophase_typed.c); aggregators place the data in file
+ *      order and write each contiguous run (or sieved stretch) with MPI_File_write_at; a
+ *      failed write is remembered and the rounds go on;
  *   6. agreement D: any failed write fails the call on every rank.
  * After step 1, a call whose ranks' spans do not interleave and whose requests are large
  * has each rank write its own (twophase_own.c), as ROMIO's automatic mode does.
@@ -97,22 +100,26 @@ static long long next_round(const agx_tp *t, long long r, long long ps, long lon
     return n > r ? n : r;
 }
 
-/* Round r's sizes: what I send each aggregator (my pieces [*ps, ...) of round r, packed
- * by aggregator), and, as an aggregator, what each sender sends me. */
-static void round_sizes(agx_tp *t, long long r, long long *ps)
+/* Round r's sizes: what I send each aggregator (my pieces [*ps, ...) of round r, by
+ * aggregator), and, as an aggregator, what each sender sends me. The data go from the
+ * returned buffer: the user's own where agx_tp_direct finds them end to end, else packed
+ * into sbuf. */
+static const char *round_sizes(agx_tp *t, long long r, long long *ps)
 {
-    int p = t->a.p;
+    int p = t->a.p, direct = agx_tp_direct(t, r, ps, t->sc, t->sd);
     long long at = 0;
-    memset(t->sc, 0, sizeof(int) * (size_t)p);
     memset(t->rc, 0, sizeof(int) * (size_t)p);
-    for (; *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
-        const agx_tp_piece *q = &t->pc[*ps];
-        int j = t->aggr_rank[q->aggr];
-        if (!t->sc[j])
-            t->sd[j] = (int)at;
-        agx_tp_copy(t->sbuf + at, t->buf + q->pos, q->len);
-        at += q->len;
-        t->sc[j] += (int)q->len;
+    if (!direct) {
+        memset(t->sc, 0, sizeof(int) * (size_t)p);
+        for (; *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
+            const agx_tp_piece *q = &t->pc[*ps];
+            int j = t->aggr_rank[q->aggr];
+            if (!t->sc[j])
+                t->sd[j] = (int)at;
+            agx_tp_copy(t->sbuf + at, t->buf + q->pos, q->len);
+            at += q->len;
+            t->sc[j] += (int)q->len;
+        }
     }
     at = 0;
     for (int s = 0; t->my_aggr >= 0 && s < p; s++) {
@@ -122,6 +129,7 @@ static void round_sizes(agx_tp *t, long long r, long long *ps)
             t->rc[s] += (int)t->meta_r[2 * i + 1];
         at += t->rc[s];
     }
+    return direct ? t->buf : t->sbuf;
 }
 
 int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, long long used, int *err)
@@ -231,7 +239,7 @@ static void place_and_write(agx_tp *t, long long r, long long *mc, int *werr)
  * allreduce per visited round) instead of walking every empty one. */
 static int rounds(agx_tp *t)
 {
-    long long v[3] = {0, t->npc, 0}, ps = 0, mc = 0;
+    long long v[4] = {0, t->npc, 0, 0}, ps = 0, mc = 0;
     int local = t->my_aggr >= 0 ? agx_tp_scatter_plan(t) : MPI_SUCCESS, werr = MPI_SUCCESS, rc;
     if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->scatter && !t->overlap)
         local = agx_tp_merge(t);
@@ -243,9 +251,11 @@ static int rounds(agx_tp *t)
     else if (local == MPI_SUCCESS && t->my_aggr >= 0 && !t->overlap)
         v[0] = t->scatter ? agx_tp_scatter_senders(t) : round_senders(t);
     v[2] = t->overlap;
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 3, t->fn, "found overlapping requests or ran out of "
+    v[3] = local != MPI_SUCCESS || !agx_tp_typed_vote(t); /* any rank's no: the kernels */
+    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 4, t->fn, "found overlapping requests or ran out of "
                         "memory")) != MPI_SUCCESS)
         return rc;
+    t->typed = !v[3];
     if (v[2]) /* nothing written yet */
         return AGX_IO_NATIVE;
     if ((rc = agx_tp_pick(t, t->h.data_kernel, "issend_all", v[0], &t->alg_data)) != MPI_SUCCESS)
@@ -266,9 +276,14 @@ static int rounds(agx_tp *t)
                 return rc;
             continue;
         }
-        round_sizes(t, r, &ps);
+        const char *from = round_sizes(t, r, &ps);
+        if (t->typed) {
+            if ((rc = agx_tp_typed_round(t, r, from, &werr, sieve_read)) != MPI_SUCCESS)
+                return rc;
+            continue;
+        }
         double t0 = now();
-        if ((rc = agx_tp_exchange(t, t->alg_data, t->sbuf, t->rbuf)) != MPI_SUCCESS)
+        if ((rc = agx_tp_exchange(t, t->alg_data, from, t->rbuf)) != MPI_SUCCESS)
             return rc;
         t->st.data_time += now() - t0;
         if (t->my_aggr >= 0)
@@ -344,7 +359,7 @@ int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
         const agx_alg *m = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t->alg_meta);
         const agx_alg *d = agx_alg_at(AGX_OP_ALLTOALLV, AGX_KIND_INTRA, t->alg_data);
         t->st.meta_kernel = t->own ? "own" : t->nrounds && m ? m->name : "none";
-        t->st.data_kernel = t->own ? "own" : t->nrounds && d ? d->name : "none";
+        t->st.data_kernel = t->own ? "own" : t->typed ? "in_place" : t->nrounds && d ? d->name : "none";
         *stats = t->st;
     }
     agx_tp_free(t);

@@ -8,6 +8,7 @@
  *    library's (bench/bench_io.c's reference), and agx_file_read_all of the same requests
  *    with the same hints gives the bytes back (read-only handles too);
  *  - agx-bench twophase's workloads read back by the library and by agx; exact counts;
+ *    large rows received in place (twophase_cases.c);
  *  - errors on every rank, once through fh's handler, never a hang: overlap (between
  *    ranks; on one rank, also reading), a read-only file, a write failing on one
  *    aggregator only (RLIMIT_FSIZE of 1 byte on one process: EFBIG), bad and differing
@@ -23,8 +24,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-static int rank, size, passed, failed;
-static char path_a[512], path_b[512];
+#include "twophase_test.h"
+
+int rank, size, passed, failed;
+char path_a[512], path_b[512];
 
 static const char *kernels[] = {"auto", "hybrid", "native", "issend_all", "isend_all", "spread_out",
                                 "balanced", "pairwise", "tam"};
@@ -36,7 +39,7 @@ static void count_handler(MPI_File *f, int *code, ...) { (void)f, (void)code, ha
 /* Open path on every rank; with prefill >= 0, rank 0 first makes it `prefill` bytes of
  * 0xA5 (holes then keep that background: MPI_File_write_all's read-modify-write reads it,
  * and agx must not touch it). fh's handler counts its calls. */
-static MPI_File open_file(const char *path, int amode, long long prefill)
+MPI_File open_file(const char *path, int amode, long long prefill)
 {
     MPI_File fh;
     MPI_Errhandler eh;
@@ -120,9 +123,24 @@ static void random_hints(unsigned seed, long long span, agx_io_hints *h)
         h->aggregators = 0, h->meta_kernel = h->data_kernel = NULL;
 }
 
+/* q's requests written by agx_file_write_all with hints h into path_a (opened in amode)
+ * and by MPI_File_write_all into path_b, both first filled with bg bytes of background:
+ * the bytes that differ between the files; the calls' codes in *rc, *rc2. */
+long long write_both(const bio_reqs *q, const agx_io_hints *h, agx_io_stats *st, int amode, long long bg,
+                            int *rc, int *rc2)
+{
+    MPI_File fa = open_file(path_a, amode, bg);
+    *rc = agx_file_write_all(fa, MPI_COMM_WORLD, q->n, q->off, q->len, q->buf, h, st);
+    MPI_File_close(&fa);
+    MPI_File fb = open_file(path_b, MPI_MODE_RDWR, bg);
+    *rc2 = bio_reference_write(fb, q);
+    MPI_File_close(&fb);
+    return mt_compare_files(rank, path_a, path_b);
+}
+
 /* q's requests read by agx_file_read_all with hints h from fh (or path, opened in amode
  * and closed): the bytes that differ from q's (-1: the read failed), stats in *st. */
-static long long read_back(const char *path, int amode, MPI_File fh, const bio_reqs *q, const agx_io_hints *h,
+long long read_back(const char *path, int amode, MPI_File fh, const bio_reqs *q, const agx_io_hints *h,
                            agx_io_stats *st)
 {
     char *rb = malloc((size_t)(q->bytes ? q->bytes : 1));
@@ -151,13 +169,8 @@ static int one_pattern(unsigned seed, int k)
     bio_fill(&q, seed);
     long long bg = span + 100 + (long long)(seed % 3000); /* background past the end too */
     /* write-only now and then: data sieving cannot read, so agx writes run by run */
-    MPI_File fa = open_file(path_a, seed % 5 ? MPI_MODE_RDWR : MPI_MODE_WRONLY, bg);
-    int rc = agx_file_write_all(fa, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, &st);
-    MPI_File_close(&fa);
-    MPI_File fb = open_file(path_b, MPI_MODE_RDWR, bg);
-    int rc2 = bio_reference_write(fb, &q);
-    MPI_File_close(&fb);
-    long long diff = mt_compare_files(rank, path_a, path_b);
+    int rc, rc2;
+    long long diff = write_both(&q, &h, &st, seed % 5 ? MPI_MODE_RDWR : MPI_MODE_WRONLY, bg, &rc, &rc2);
     if (diff) { /* which file is wrong: each rank reads its own requests back from both */
         long long bad[2] = {-1, -1};
         for (int f = 0; f < 2; f++) {
@@ -184,89 +197,6 @@ static int one_pattern(unsigned seed, int k)
           h.cb_buffer_size, h.meta_kernel, h.data_kernel, h.throttle, q.n);
     bio_free(&q);
     return ok;
-}
-
-/* The three workloads, read back; and the exact round count of a simple case. */
-static void workloads(unsigned seed)
-{
-    bio_params bp = {.vars = 2, .cells = 600, .block = 4};
-    for (int w = 0; w < 4; w++) { /* w = 3: FLASH of 138 KB requests, default hints: each rank writes its own */
-        bio_reqs q;
-        int sq = 1;
-        while ((sq + 1) * (sq + 1) <= size)
-            sq++;
-        if (w == 2 && sq * sq != size)
-            continue;
-        bio_params b = bp;
-        b.cells = w == 2 ? 12 * sq : bp.cells, b.block = w == 3 ? 6 : bp.block;
-        int rc = w == 0 ? bio_e3sm(size, rank, &b, seed, &q) : w % 2 ? bio_flash(size, rank, &b, &q)
-                                                                      : bio_btio(size, rank, &b, &q);
-        bio_fill(&q, seed);
-        agx_io_hints h;
-        agx_io_hints_init(&h);
-        h.layout = w == 1 ? AGX_IO_STRIPED : AGX_IO_EVEN;
-        h.stripe_size = 4096;
-        h.cb_buffer_size = w == 1 ? 0 : 8192;
-        if (w == 3)
-            agx_io_hints_init(&h);
-        agx_io_stats st = {0};
-        MPI_File fh = open_file(path_a, MPI_MODE_CREATE | MPI_MODE_RDWR, 0);
-        if (rc == MPI_SUCCESS)
-            rc = agx_file_write_all(fh, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, &st);
-        int own = rc == MPI_SUCCESS && !strcmp(st.data_kernel, "own"); /* FLASH's 40 KB: own when p = 1 */
-        CHECK(rc != MPI_SUCCESS || (w == 3 ? own : w == 1 || !own), "workload %d: kernel %s", w, st.data_kernel);
-        MPI_File_sync(fh);
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_File_sync(fh);
-        long long bad = -1, rbad = 0;
-        int rc2 = rc == MPI_SUCCESS ? bio_check(fh, MPI_COMM_WORLD, &q, seed, &bad) : rc;
-        rbad = read_back(NULL, 0, fh, &q, &h, &st); /* and agx's read of the same requests */
-        own = rbad == 0 && !strcmp(st.data_kernel, "own");
-        CHECK(rbad == 0 && (w == 3 ? own : w == 1 || !own), "workload %d: read back, %lld wrong bytes (-1: "
-              "failed), kernel %s", w, rbad, rbad >= 0 ? st.data_kernel : "-");
-        MPI_File_close(&fh);
-        CHECK(rc == MPI_SUCCESS && rc2 == MPI_SUCCESS && bad == 0, "workload %d: rc %d check %d, %lld bad bytes", w,
-              rc, rc2, bad);
-        bio_free(&q);
-    }
-    /* rank 0 writes [0, S) alone; even domains: ceil(ceil(S / A) / cb) rounds */
-    long long S = 100000, cb = 3000;
-    int A = size + 1 < 3 ? size + 1 : 3;
-    char *buf = calloc(1, (size_t)S);
-    MPI_Offset off = 0;
-    int len = (int)S, n = rank == 0;
-    agx_io_hints h;
-    agx_io_stats st;
-    agx_io_hints_init(&h);
-    h.aggregators = A, h.cb_buffer_size = cb, h.no_write = 1;
-    int rc = agx_file_write_all(MPI_FILE_NULL, MPI_COMM_WORLD, n, &off, &len, buf, &h, &st);
-    int A2 = A < size ? A : size;
-    long long want = ((S + A2 - 1) / A2 + cb - 1) / cb;
-    CHECK(rc == MPI_SUCCESS && st.rounds == want && st.aggregators == A2 && st.bytes_written == 0,
-          "no_write: rc %d rounds %d (want %lld) aggregators %d (want %d)", rc, st.rounds, want, st.aggregators, A2);
-    free(buf);
-    /* data sieving: every rank writes 8 B every 64 B of [0, 64 p x 8), one aggregator and
-     * one round: the background between them read once and written back once (the
-     * pattern cases compare the bytes); write-only, one write per run instead */
-    for (int wronly = 0; wronly < 2; wronly++) {
-        MPI_Offset o8[8];
-        int l8[8];
-        for (int i = 0; i < 8; i++)
-            o8[i] = 64LL * (i * size + rank), l8[i] = 8;
-        agx_io_hints_init(&h);
-        h.aggregators = 1;
-        MPI_File fh = open_file(path_a, wronly ? MPI_MODE_WRONLY : MPI_MODE_RDWR, 64LL * 8 * size);
-        char d[64];
-        memset(d, 'a' + rank % 26, sizeof d);
-        rc = agx_file_write_all(fh, MPI_COMM_WORLD, 8, o8, l8, d, &h, &st);
-        MPI_File_close(&fh);
-        long long got[2] = {rc == MPI_SUCCESS ? st.sieve_reads : -1, rc == MPI_SUCCESS ? st.write_calls : -1};
-        MPI_Allreduce(MPI_IN_PLACE, got, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        long long want_w = wronly ? 8LL * size : 1; /* no two runs touch */
-        CHECK(got[0] == !wronly && got[1] == want_w,
-              "sieving (%s): %lld reads, %lld writes (want %d, %lld)", wronly ? "write-only" : "read-write",
-              got[0], got[1], wronly ? 0 : 1, want_w);
-    }
 }
 
 /* A call that must fail on every rank with `cls`, the handler running once per rank. */
@@ -388,6 +318,7 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("  %d of %d random patterns byte-exact against MPI_File_write_all, and read back\n", good, npat);
     workloads(run.seed);
+    in_place(run.seed);
     errors();
     if (rank == 0) {
         unlink(path_a);
