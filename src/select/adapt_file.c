@@ -14,7 +14,10 @@
  * write (or at close), which every write of a learning file makes: a few microseconds
  * against writes of milliseconds. A class decided in one file starts decided in the
  * later files of the run on the same number of ranks, when every rank of the file knows
- * it (one more reduction, once per class and file).
+ * it (one more reduction, once per class and file). A handle whose last AGX_FLEARN_SETTLE
+ * decided calls all had one winner settles on it: its later calls make no reduction (a
+ * FLASH-shaped file's 24 reads of a few KB each paid one per call, 0.1-0.5 ms on a busy
+ * node). Every rank counts the same agreed winners, so every rank settles at the same call.
  */
 #include "select.h"
 
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 
 #define RATIO_EARLY 2.0
+#define AGX_FLEARN_SETTLE 8
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct { int p, cls, winner; } mem[64]; /* the classes this process decided (a read's
@@ -59,6 +63,27 @@ void agx_flearn_init(agx_flearn *L, int p, int reads)
     int m = agx_adapt_from_env();
     L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads;
     L->t0 = L->dt = L->bytes = 0;
+    L->last = -1, L->streak = 0, L->settled = -1, L->settled_how = NULL;
+}
+
+static const char *why_library(int decided)
+{
+    return decided == 2 ? "AGX_TUNING_FILE: faster than agx's, by the rules file's row"
+                        : "AGX_ADAPT: faster than agx's, measured on this run";
+}
+
+/* One more decided call won by w; settled after AGX_FLEARN_SETTLE in a row. */
+static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const char *name)
+{
+    L->streak = w == L->last ? L->streak + 1 : 1, L->last = w;
+    if (L->streak < AGX_FLEARN_SETTLE)
+        return;
+    L->settled = w, L->settled_how = how;
+    int rank = 1;
+    if (agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
+        fprintf(stderr, "agx: %s (rank 0): collective %s settled on %s after %d decided calls in a row: no "
+                "agreement per call from now on (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes",
+                w == AGX_FLEARN_LIBRARY ? "the library's own" : "agx's two-phase", AGX_FLEARN_SETTLE);
 }
 
 static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char *name)
@@ -132,6 +157,10 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
     if (!L->mode)
         return MPI_SUCCESS;
+    if (L->settled >= 0) {
+        *cand = L->settled, *how = L->settled_how;
+        return MPI_SUCCESS;
+    }
     int timed = L->pend >= 0, rc = MPI_SUCCESS;
     long long v[5] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
                       -timed};
@@ -147,12 +176,12 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         return rc;
     if (c->decided) {
         *cand = c->winner;
-        *how = c->winner != AGX_FLEARN_LIBRARY ? NULL
-               : c->decided == 2 ? "AGX_TUNING_FILE: faster than agx's, by the rules file's row"
-                                 : "AGX_ADAPT: faster than agx's, measured on this run";
+        *how = c->winner != AGX_FLEARN_LIBRARY ? NULL : why_library(c->decided);
+        streak(L, c->winner, *how, comm, name);
         return MPI_SUCCESS;
     }
     *cand = order[c->turns % 4];
+    L->streak = 0; /* a class still learning: not settled yet */
     *how = *cand == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: timed against agx's" : NULL;
     L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c); /* running: done() makes it a sample */
     L->bytes = (double)v[1];

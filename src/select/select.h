@@ -344,6 +344,9 @@ typedef struct {
     int reads;                /* 1: the file's collective reads (apart from its writes) */
     agx_flearn_class c[AGX_FLEARN_CLASSES];
     int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
+    int last, streak, settled; /* the decided calls' winner and how many in a row; settled
+                               * (-1: not yet): that winner for the rest of the handle */
+    const char *settled_how;  /* and why (agx_flearn_pick's *how), a static string */
     double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
 } agx_flearn;
 enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_VOTED };
@@ -355,7 +358,9 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
  * last write's times and the class of this one (nbytes, pieces: this rank's) agreed, and
  * which runs it: AGX_FLEARN_VOTED (a rank asked), the engine or the library (the class's
  * winner, or its turn while it learns; *how says which, a static string). Its time counts
- * from here to agx_flearn_done (valid 0: it does not count). Learning off: only the vote. */
+ * from here to agx_flearn_done (valid 0: it does not count). Learning off, or the handle
+ * settled (AGX_FLEARN_SETTLE decided calls in a row with one winner): no reduction, the
+ * engine (whose first agreement carries the votes) or the library. */
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
 void agx_flearn_done(agx_flearn *L, int valid);
