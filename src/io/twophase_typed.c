@@ -30,7 +30,7 @@ int agx_tp_direct(const agx_tp *t, long long r, long long *ps, int *cnt, int *di
     for (int j = -1; e < t->npc && t->pc[e].round == r; e++) {
         const agx_tp_piece *q = &t->pc[e];
         int k = t->aggr_rank[q->aggr];
-        if (k == j ? q->pos != at : q->pos > INT_MAX)
+        if (k == j ? q->pos != at : q->pos > INT_MAX || cnt[k]) /* cnt[k]: k's pieces in two runs */
             direct = 0;
         if (k != j)
             disp[k] = (int)q->pos, j = k;
@@ -78,7 +78,7 @@ int agx_tp_typed_vote(agx_tp *t)
     long long most = 0; /* the most records of one sender */
     for (int s = 0; s < t->a.p; s++)
         most = t->mstart[s + 1] - t->mstart[s] > most ? t->mstart[s + 1] - t->mstart[s] : most;
-    t->tlen = malloc((size_t)(most ? most : 1) * (sizeof(int) + sizeof(MPI_Aint)));
+    t->tlen = malloc((size_t)(most + 2) * (sizeof(int) + sizeof(MPI_Aint)));
     return t->tlen != NULL;
 }
 
@@ -90,7 +90,7 @@ static int recv_type(agx_tp *t, int s, long long r, long long first, MPI_Datatyp
     const long long *m = t->meta_r;
     long long i = t->rcur[s];
     int nb = 0, *len = t->tlen;
-    MPI_Aint *dsp = (MPI_Aint *)(t->tlen + (t->mstart[s + 1] - t->mstart[s]));
+    MPI_Aint *dsp = (MPI_Aint *)(t->tlen + ((t->mstart[s + 1] - t->mstart[s] + 1) & ~1LL)); /* aligned */
     *ty = MPI_DATATYPE_NULL;
     for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
         if (nb && dsp[nb - 1] + len[nb - 1] == m[2 * i] - first)
@@ -118,8 +118,11 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
         if (!t->rc[s] || (s == t->a.rank && dst)) /* my own: copied below */
             continue;
         MPI_Datatype ty = MPI_DATATYPE_NULL;
-        if (!dst) /* no room (reported): received and dropped, so that no sender waits */
+        if (!dst) { /* no room (reported): received and dropped, so that no sender waits */
             rc = MPI_Irecv(t->rbuf + t->rd[s], t->rc[s], MPI_BYTE, s, AGX_TAG, t->a.comm, &t->treq[n++]);
+            while (t->rcur[s] < t->mstart[s + 1] && t->rround[t->rcur[s]] == r)
+                t->rcur[s]++;
+        }
         else if ((rc = recv_type(t, s, r, first, &ty)) == MPI_SUCCESS && ty != MPI_DATATYPE_NULL) {
             rc = MPI_Irecv(dst, 1, ty, s, AGX_TAG, t->a.comm, &t->treq[n++]);
             MPI_Type_free(&ty); /* the receive keeps what it needs */
@@ -136,7 +139,7 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
             agx_tp_copy(dst + (m[2 * i] - first), at, m[2 * i + 1]), at += m[2 * i + 1];
         t->rcur[t->a.rank] = i;
     }
-    int wrc = MPI_Waitall(n, t->treq, MPI_STATUSES_IGNORE);
+    int wrc = PMPI_Waitall(n, t->treq, MPI_STATUSES_IGNORE); /* the preload defines MPI_Waitall */
     t->st.data_time += MPI_Wtime() - t0;
     if (rc != MPI_SUCCESS || wrc != MPI_SUCCESS)
         return rc != MPI_SUCCESS ? rc : wrc;
