@@ -116,6 +116,9 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
  * *werr set). Then, with the records in place, the stretch written. */
 char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long), int *read);
 void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr);
+/* A read's round r at such an aggregator: its stretch read, each rank's records packed
+ * into rbuf at rpos in that rank's order. */
+void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr);
 /* twophase_typed.c: a write's data received in place. The vote (every rank; an
  * aggregator's own records decide its vote), then one round: the exchange straight into
  * the stretch and the stretch written. */

@@ -2,7 +2,9 @@
  * agx_file_read_all: the two-phase collective read (ROMIO's two-phase read, del Rosario
  * et al.; KangRoss20's kernels in the data exchange). The write's plan and agreements
  * (twophase_write.c) run unchanged; the rounds run the other way:
- *   - each aggregator reads its records of the round in file order, a stretch at a time
+ *   - each aggregator reads its records of the round in file order (or, placed by offset
+ *     in the even layout, the round's stretch and each rank's records from it in that
+ *     rank's order: agx_tp_scatter_read, no merge), a stretch at a time
  *     (one stripe unit in the striped layout, the round's part of its domain in the even
  *     one): the whole stretch in one MPI_File_read_at, holes included (data sieving, as
  *     ROMIO's reads always do), or each contiguous run on its own (romio_ds_read=disable);
@@ -113,7 +115,9 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
             t->sc[s] += (int)t->meta_r[2 * i + 1];
         at += t->sc[s];
     }
-    if (t->my_aggr >= 0)
+    if (t->my_aggr >= 0 && t->scatter)
+        agx_tp_scatter_read(t, r, rerr);
+    else if (t->my_aggr >= 0)
         read_and_pack(t, r, mc, rerr);
     double t0 = MPI_Wtime();
     if ((rc = agx_tp_exchange(t, t->alg_data, t->rbuf, direct ? t->out : t->sbuf)) != MPI_SUCCESS)

@@ -7,8 +7,12 @@
  * bitmap of the aggregator's domain, one bit per byte), each round's stretch [first, end)
  * and bytes (holes: fewer bytes than the stretch), and the most senders of one round.
  * E3SM-shaped calls (2 M records of 8-24 B) spent most of their aggregators' time in the
- * merge. Taken for writes in the even layout when the bitmap stays small (AGX_TP_BITS_MAX);
- * reads (whose ranks may ask for the same byte) and the striped layout keep the merge.
+ * merge. Taken in the even layout when the bitmap stays small (AGX_TP_BITS_MAX); the
+ * striped layout keeps the merge. A read's ranks may ask for the same byte: its records
+ * are not checked for overlap, and the bitmap (the union of the records) is kept only
+ * where the stretch is read run by run (romio_ds_read=disable); each round's stretch is
+ * read once and each rank's records copied from it in that rank's order
+ * (agx_tp_scatter_read).
  */
 #include "twophase.h"
 
@@ -38,7 +42,7 @@ int agx_tp_scatter_plan(agx_tp *t)
 {
     t->scatter = 0;
     long long nr = t->nrounds, dsize = t->fd.dsize, dlo = t->fd.lo + t->my_aggr * dsize;
-    if (t->reading || t->fd.style != AGX_FD_EVEN || (dsize + 7) / 8 > AGX_TP_BITS_MAX || nr < 1 || nr > (1 << 20))
+    if (t->fd.style != AGX_FD_EVEN || (dsize + 7) / 8 > AGX_TP_BITS_MAX || nr < 1 || nr > (1 << 20))
         return MPI_SUCCESS; /* the merge */
     size_t nb = (size_t)((dsize + 63) / 64) * sizeof(word), nrr = (size_t)nr * 4 * sizeof(long long);
     word *bits = agx_tp_buf(nb);
@@ -64,7 +68,8 @@ int agx_tp_scatter_plan(agx_tp *t)
                                "domain", t->fn, s, o, l, t->my_aggr);
                 break;
             }
-            if (mark(bits, o - dlo, o - dlo + l)) {
+            int seen = (!t->reading || t->h.no_sieve) && mark(bits, o - dlo, o - dlo + l);
+            if (seen && !t->reading) { /* a read's ranks may ask for one byte twice */
                 if (t->native_ok) /* MPI leaves the bytes undefined; the library decides */
                     t->overlap = 1;
                 else
@@ -86,7 +91,8 @@ int agx_tp_scatter_plan(agx_tp *t)
     if (t->rbytes_max > INT_MAX)
         rc = agx_error(MPI_ERR_COUNT, "%s: aggregator rank %d receives %lld bytes in one round (at most INT_MAX)",
                        t->fn, t->a.rank, t->rbytes_max);
-    else if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) || !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max)))
+    else if (!(t->rbuf = agx_tp_buf((size_t)t->rbytes_max)) ||
+             (!t->reading && !(t->wbuf = agx_tp_buf((size_t)t->rbytes_max))))
         rc = agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes per round)", t->fn, t->rbytes_max);
     for (int s = 0; s < t->a.p; s++)
         t->rcur[s] = t->mstart[s];
@@ -132,15 +138,12 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
     return !holes ? t->wbuf : t->vbuf;
 }
 
-void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr)
+/* Round r's stretch written from (or read into) buf run by run: the runs of set bits. */
+static void by_runs(agx_tp *t, long long r, char *buf, int reading, int *err)
 {
     const long long *q = t->rr + 4 * r;
-    long long first = q[0], len = q[1] - q[0];
-    if (q[2] == len || read) {
-        agx_tp_io(t, 0, first, dst, len, q[2], werr);
-        return;
-    }
-    for (long long a = first - t->dlo, end = q[1] - t->dlo; a < end;) { /* the runs of set bits */
+    long long first = q[0];
+    for (long long a = first - t->dlo, end = q[1] - t->dlo; a < end;) {
         while (a < end && !(t->bits[a >> 6] >> (a & 63) & 1))
             a += (a & 63) == 0 && t->bits[a >> 6] == 0 ? 64 : 1; /* whole empty words at once */
         long long b = a < end ? a : end;
@@ -148,8 +151,49 @@ void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr
             b += (b & 63) == 0 && t->bits[b >> 6] == ~0ull ? 64 : 1;
         b = b < end ? b : end;
         if (b > a)
-            agx_tp_io(t, 0, t->dlo + a, dst + (t->dlo + a - first), b - a, b - a, werr);
+            agx_tp_io(t, reading, t->dlo + a, buf + (t->dlo + a - first), b - a, b - a, err);
         a = b;
+    }
+}
+
+void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr)
+{
+    const long long *q = t->rr + 4 * r;
+    long long first = q[0], len = q[1] - q[0];
+    if (q[2] == len || read)
+        agx_tp_io(t, 0, first, dst, len, q[2], werr);
+    else
+        by_runs(t, r, dst, 0, werr);
+}
+
+void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr)
+{
+    const long long *q = t->rr + 4 * r, *m = t->meta_r;
+    long long first = q[0], len = q[1] - q[0];
+    if (q[2] == 0)
+        return;
+    if (len > t->vcap) {
+        char *v = realloc(t->vbuf, (size_t)len);
+        if (!v)
+            *rerr = agx_error(MPI_ERR_NO_MEM, "%s: aggregator rank %d: out of memory (%lld bytes)", t->fn, t->a.rank,
+                              len);
+        else
+            t->vbuf = v, t->vcap = len;
+    }
+    if (*rerr == MPI_SUCCESS && !t->h.no_sieve) {
+        agx_tp_io(t, 1, first, t->vbuf, len, len, rerr);
+        t->st.sieve_reads += q[2] != len;
+    }
+    else if (*rerr == MPI_SUCCESS)
+        by_runs(t, r, t->vbuf, 1, rerr);
+    for (int s = 0; s < t->a.p; s++) {
+        long long i = t->rcur[s], at = t->rpos[s];
+        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
+            if (*rerr == MPI_SUCCESS && !t->h.no_write)
+                agx_tp_copy(t->rbuf + at, t->vbuf + (m[2 * i] - first), m[2 * i + 1]);
+            at += m[2 * i + 1];
+        }
+        t->rcur[s] = i, t->rpos[s] = at;
     }
 }
 
