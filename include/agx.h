@@ -366,7 +366,9 @@ typedef struct {
     long long pieces;         /* request pieces this process sent */
     long long bytes_written;  /* by this process as an aggregator */
     long long write_calls;    /* its MPI_File_write_at calls (contiguous runs) */
-    const char *meta_kernel, *data_kernel; /* the kernels that ran */
+    const char *meta_kernel, *data_kernel; /* the kernels that ran; "own": each rank wrote
+                               * or read its own; data "in_place": a write's large records
+                               * received straight into the aggregators' buffers */
     long long rounds_visited; /* rounds that moved data: a span with more rounds than
                                * pieces skips the rounds empty everywhere (rounds is then
                                * the span's count, at most INT_MAX) */
