@@ -71,8 +71,8 @@ typedef struct {
     int typed;               /* agreed: a write's data received in place (twophase_typed.c) */
     int *tlen;               /* its receive types' blocks (lengths, then MPI_Aint displacements) */
     MPI_Request *treq;       /* 2p */
-    int scatter;             /* a write's records placed without the merge (twophase_scatter.c): */
-    unsigned long long *bits; /* its domain's bytes written, one bit each (from dlo) */
+    int scatter;             /* the records placed by offset, without the merge (twophase_scatter.c): */
+    unsigned long long *bits; /* its domain's bytes touched, one bit each (from dlo) */
     long long *rr, dlo;      /* per round: stretch [first, end), bytes, senders */
     int *sc, *sd, *rc, *rd;  /* p each: one exchange's byte counts and displacements */
     long long *rcur, *rpos;  /* p each, per sender: the next record, and where its data
@@ -106,7 +106,7 @@ int agx_tp_metadata(agx_tp *t, int local);
  * on the pattern (receivers: the aggregators; smax: the most senders of one of them) */
 int agx_tp_pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg);
 
-/* twophase_scatter.c: a write's records placed by offset, without the merge */
+/* twophase_scatter.c: an aggregator's records placed by offset, without the merge */
 int agx_tp_scatter_plan(agx_tp *t);    /* aggregators (instead of agx_tp_merge, when it can) */
 long long agx_tp_scatter_senders(const agx_tp *t);
 long long agx_tp_scatter_next(const agx_tp *t);

@@ -13,7 +13,7 @@
  *      of (offset, length) records with the metadata kernel, once for the whole call as
  *      ROMIO does (KangRoss20 Fig. 6-7), 8 bytes each where they fit, else 16;
  *   4. aggregators place their records by offset (twophase_scatter.c) or merge them into
- *      file order (heap merge; reads, the striped layout), and check overlap;
+ *      file order (heap merge; the striped layout), and check a write's for overlap;
  *      agreement C (errors, the most senders of one aggregator in one round, whether
  *      the data are received in place);
  *   5. per round: each process sends its pieces of the round by aggregator (from its
