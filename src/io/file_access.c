@@ -15,7 +15,9 @@
  * for reads a span past the end of the file: the library's own call, on every rank (each
  * votes in the engine's first agreement); the way it went is the handle's last of its
  * direction (agx_mpi_file_last / _last_read: the preload's report). _all moves the file
- * pointer; _at_all leaves it. The status holds the bytes. AGX_ADAPT (on under the
+ * pointer; _at_all leaves it. The status holds the bytes. The second handle is opened at
+ * the first call the engine runs (a file whose calls all go to the library never opens
+ * it). AGX_ADAPT (on under the
  * preload): the engine against the library's own call, timed over the file's first calls
  * of each class, writes and reads apart (src/select/adapt_file.c), the faster one kept.
  */
@@ -156,8 +158,7 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     agx_file_dir *d = f ? &f->dir[rd] : NULL;
     int atomic = 0, n = 0, rc, bit = 8 * rd; /* AGX_VERBOSE's reasons: bits 0-5 writes, 8-13 reads */
     if (!f || d->why || f->hints_why || d->hint_off || f->comm == MPI_COMM_NULL ||
-        PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS || atomic || !f->native_rep ||
-        !agx_file_shadow(f, rd)) { /* the same on every rank */
+        PMPI_File_get_atomicity(fh, &atomic) != MPI_SUCCESS || atomic || !f->native_rep) { /* the same on every rank */
         if (f)
             d->given++, d->last = d->why ? d->why : f->hints_why ? f->hints_why : d->hint_off ? d->hint_off
                                   : atomic ? "atomic mode" : "a data representation other than native",
@@ -179,6 +180,8 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     const char *how = NULL;
     agx_io_stats st;
     rc = agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
+    if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
+        cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
         rc = rd ? agx_tp_read(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
                 : agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
