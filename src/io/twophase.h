@@ -70,7 +70,7 @@ typedef struct {
     long long rbytes_max;    /* the most bytes received in one round */
     int typed;               /* agreed: a write's data received in place (twophase_typed.c) */
     int *tlen;               /* its receive types' blocks (lengths, then MPI_Aint displacements) */
-    MPI_Request *treq;       /* 2p */
+    MPI_Request *treq;       /* 2p, then 2p statuses */
     int scatter;             /* the records placed by offset, without the merge (twophase_scatter.c): */
     unsigned long long *bits; /* its domain's bytes touched, one bit each (from dlo) */
     long long *rr, dlo;      /* per round: stretch [first, end), bytes, senders */

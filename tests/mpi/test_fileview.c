@@ -8,7 +8,8 @@
  *  - after every write the individual file pointers are equal (MPI_File_get_position),
  *    and the statuses give the same MPI_Get_count and MPI_Get_elements;
  *  - the engine, not the library, wrote B where agx takes the call (agx's counters moved,
- *    p > 1), and the library where it must not (atomic mode, ranks' data overlapping).
+ *    p > 1), and the library where it must not (atomic mode, ranks' data overlapping, no
+ *    second handle of the file: renamed after the open).
  * Views: bytes from a displacement per rank, a 2D row block and column block (subarray, C and Fortran
  * order), a block-cyclic darray, an irregular indexed type, a struct with holes resized
  * to interleave the ranks, an etype of 3 shorts; memory: contiguous ints and a strided
@@ -19,6 +20,7 @@
 #include "agx.h"
 #include "mpitest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -232,8 +234,40 @@ int main(int argc, char **argv)
     long long diff = mt_compare_files(rank, path_b, path_a);
     CHECK(diff == 0 && !any, "atomic mode: %lld bytes differ, agx moved data: %d (the library should write)", diff,
           any);
-    /* read-only handles: reads through agx; a read past the end of the file: the library's */
+    /* a second handle that cannot be opened (the file renamed after the open): the library's
+     * own write on every rank, said so, the bytes the same */
     MPI_File fa, fb;
+    char renamed[600];
+    snprintf(renamed, sizeof renamed, "%s.moved", path_b);
+    fill_bg(path_a), fill_bg(path_b);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDWR, MPI_INFO_NULL, &fa);
+    agx_mpi_file_open(MPI_COMM_WORLD, path_b, MPI_MODE_RDWR, MPI_INFO_NULL, &fb);
+    if (rank == 0)
+        rename(path_b, renamed);
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        int w[64];
+        const char *why = NULL;
+        for (int i = 0; i < 64; i++)
+            w[i] = rank * 1000 + i;
+        MPI_Status sa, sb;
+        int ra = MPI_File_write_at_all(fa, 256LL * rank, w, 64, MPI_INT, &sa);
+        int rb = agx_mpi_file_write_at_all(fb, 256LL * rank, w, 64, MPI_INT, &sb);
+        int took = agx_mpi_file_last(fb, &why), got = -1;
+        int said = why && strstr(why, "could not be opened");
+        MPI_Get_count(&sb, MPI_INT, &got);
+        MPI_File_close(&fa);
+        agx_mpi_file_close(&fb);
+        if (rank == 0)
+            rename(renamed, path_b);
+        MPI_Barrier(MPI_COMM_WORLD);
+        diff = mt_compare_files(rank, path_b, path_a);
+        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && got == 64 && diff == 0 && !took && said,
+              "no second handle: rc %d/%d, count %d, %lld bytes differ, agx's engine %s (%s)", ra, rb, got, diff,
+              took ? "took it" : "did not", why ? why : "");
+    }
+    /* read-only handles: reads through agx; a read past the end of the file: the library's */
     MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDONLY, MPI_INFO_NULL, &fa);
     agx_mpi_file_open(MPI_COMM_WORLD, path_b, MPI_MODE_RDONLY, MPI_INFO_NULL, &fb);
     for (int past = 0; past < 2; past++) {
