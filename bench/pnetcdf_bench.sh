@@ -5,7 +5,10 @@
 # preloaded (as a user runs it: AGX_ADAPT=1, each file timing agx's engine against the
 # library's call) and preloaded with AGX_ADAPT=0 (every call agx can take to the engine);
 # median and range of rank 0's create-to-close (write) and open-to-close (read) times.
-#   bench/pnetcdf_bench.sh BUILD [SCALE] [REPS] [NPS] [WORKLOADS]   (BTIO refuses scale 64)
+# With PHASES=1, one more launch per (MPI-IO, workload, ranks) with AGX_ADAPT=0 prints rank
+# 0's engine time by phase (metadata, data exchange, file calls, the rest: KangRoss20
+# Fig. 5; AGX_VERBOSE's line at close) under the two rows.
+#   [PHASES=1] bench/pnetcdf_bench.sh BUILD [SCALE] [REPS] [NPS] [WORKLOADS]   (BTIO refuses scale 64)
 set -uo pipefail
 b=$(realpath "$1") scale=${2:-8} reps=${3:-5} nps=${4:-"4 8 16"} workloads=${5:-"e3sm flash btio"}
 src=$(dirname "$(realpath "$0")")/..
@@ -34,6 +37,10 @@ for io in ompio romio321; do
         se=$(awk -v a="${mp%% *}" -v b="${me%% *}" 'BEGIN {printf "%.2f", a / b}')
         printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" "$io" "$w" "$op" "$n" "$mp" "$ma" "$me" "$sp" "$se"
       done
+      if [ -n "${PHASES:-}" ]; then
+        AGX_VERBOSE=1 AGX_ADAPT=0 OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" "$app" \
+          "$w" "$t/f.nc" "$scale" 2>&1 | sed -n "s/^agx: .*(rank 0): \(.* through agx's engine: .*\)/#   \1/p"
+      fi
     done
   done
 done

@@ -204,6 +204,9 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);
     d->taken++, d->last = NULL, d->kernel = st.data_kernel;
+    const double ph[5] = {st.meta_time, st.data_time, st.io_time, st.other_time, st.total_time};
+    for (int i = 0; i < 5; i++)
+        d->phase[i] += ph[i];
     agx_file_tell(f, bit + 3, 1, "%s: agx's two-phase %s (KangRoss20): %d aggregators, %d rounds, kernels %s / %s",
                   fn, rd ? "read" : "write", st.aggregators, st.rounds, st.meta_kernel, st.data_kernel);
     if (!at && nbytes > 0)

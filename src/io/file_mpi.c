@@ -189,6 +189,12 @@ int agx_mpi_file_close(MPI_File *fh)
 {
     agx_file *f = fh ? agx_file_find(*fh) : NULL;
     if (f) {
+        for (int d = 0; d < 2; d++) /* the engine's time by phase (KangRoss20 Fig. 5), AGX_VERBOSE */
+            if (f->dir[d].taken)
+                agx_file_tell(f, 14 + d, 1, "%lld %s through agx's engine: %.2f ms here (metadata %.2f, data %.2f, "
+                              "file calls %.2f, the rest %.2f)", f->dir[d].taken, d ? "reads" : "writes",
+                              f->dir[d].phase[4] * 1e3, f->dir[d].phase[0] * 1e3, f->dir[d].phase[1] * 1e3,
+                              f->dir[d].phase[2] * 1e3, f->dir[d].phase[3] * 1e3);
         agx_flearn *const L[2] = {&f->dir[0].learn, &f->dir[1].learn};
         if (f->comm != MPI_COMM_NULL && !f->lost) /* collective, as close is */
             agx_flearn_close(L, f->comm, f->path);

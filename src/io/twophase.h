@@ -193,6 +193,8 @@ typedef struct {
     long long taken, given;    /* calls the engine took, calls left to the library */
     const char *last;          /* how the last call went (a static string; NULL: agx's) */
     const char *kernel;        /* the last call agx took: its data kernel (a static name) */
+    double phase[5];           /* the engine's calls on this rank, summed: meta, data, io,
+                                * other, total seconds (agx_io_stats; AGX_VERBOSE at close) */
     agx_flearn learn;          /* AGX_ADAPT: the engine against the library's own (select.h) */
 } agx_file_dir;
 typedef struct {
