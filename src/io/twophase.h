@@ -116,6 +116,11 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
  * *werr set). Then, with the records in place, the stretch written. */
 char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long), int *read);
 void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr);
+/* Sender s's records of round r (from rcur[s], which moves past them) between the stretch
+ * (at their offsets from the round's first byte) and packed (one after another): copied
+ * in (AGX_TP_IN), out (AGX_TP_OUT) or skipped (AGX_TP_SKIP); their bytes. */
+enum { AGX_TP_IN, AGX_TP_OUT, AGX_TP_SKIP };
+long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir);
 /* A read's round r at such an aggregator: its stretch read, each rank's records packed
  * into rbuf at rpos in that rank's order. */
 void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr);

@@ -138,6 +138,19 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
     return !holes ? t->wbuf : t->vbuf;
 }
 
+long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
+{
+    const long long *m = t->meta_r;
+    long long i = t->rcur[s], at = 0, first = t->rr[4 * r];
+    for (; i < t->mstart[s + 1] && t->rround[i] == r; at += m[2 * i + 1], i++)
+        if (dir == AGX_TP_IN)
+            agx_tp_copy(stretch + (m[2 * i] - first), packed + at, m[2 * i + 1]);
+        else if (dir == AGX_TP_OUT)
+            agx_tp_copy(packed + at, stretch + (m[2 * i] - first), m[2 * i + 1]);
+    t->rcur[s] = i;
+    return at;
+}
+
 /* Round r's stretch written from (or read into) buf run by run: the runs of set bits. */
 static void by_runs(agx_tp *t, long long r, char *buf, int reading, int *err)
 {
@@ -168,7 +181,7 @@ void agx_tp_stretch_write(agx_tp *t, long long r, char *dst, int read, int *werr
 
 void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr)
 {
-    const long long *q = t->rr + 4 * r, *m = t->meta_r;
+    const long long *q = t->rr + 4 * r;
     long long first = q[0], len = q[1] - q[0];
     if (q[2] == 0)
         return;
@@ -186,15 +199,9 @@ void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr)
     }
     else if (*rerr == MPI_SUCCESS)
         by_runs(t, r, t->vbuf, 1, rerr);
-    for (int s = 0; s < t->a.p; s++) {
-        long long i = t->rcur[s], at = t->rpos[s];
-        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
-            if (*rerr == MPI_SUCCESS && !t->h.no_write)
-                agx_tp_copy(t->rbuf + at, t->vbuf + (m[2 * i] - first), m[2 * i + 1]);
-            at += m[2 * i + 1];
-        }
-        t->rcur[s] = i, t->rpos[s] = at;
-    }
+    int dir = *rerr == MPI_SUCCESS && !t->h.no_write ? AGX_TP_OUT : AGX_TP_SKIP;
+    for (int s = 0; s < t->a.p; s++)
+        t->rpos[s] += agx_tp_place(t, s, r, t->vbuf, t->rbuf + t->rpos[s], dir);
 }
 
 void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long))
@@ -203,15 +210,7 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
     char *dst = agx_tp_stretch(t, r, werr, sieve, &read);
     if (!dst)
         return;
-    const long long *m = t->meta_r;
-    long long first = t->rr[4 * r];
-    for (int s = 0; s < t->a.p; s++) {
-        long long i = t->rcur[s], at = t->rpos[s];
-        for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
-            agx_tp_copy(dst + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
-            at += m[2 * i + 1];
-        }
-        t->rcur[s] = i, t->rpos[s] = at;
-    }
+    for (int s = 0; s < t->a.p; s++)
+        t->rpos[s] += agx_tp_place(t, s, r, dst, t->rbuf + t->rpos[s], AGX_TP_IN);
     agx_tp_stretch_write(t, r, dst, read, werr);
 }

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define AGX_TP_TYPED_MIN 1024 /* bytes per record, on average over the aggregator's */
 
@@ -53,7 +54,7 @@ static int requests(agx_tp *t)
 int agx_tp_typed_vote(agx_tp *t)
 {
     const char *k = t->h.data_kernel;
-    if (t->reading || (k && strcmp(k, "auto")) || t->h.throttle != -1)
+    if (t->reading || (k && strcasecmp(k, "auto")) || t->h.throttle != -1) /* as agx_tp_pick reads it */
         return 0;
     if (!requests(t))
         return 0;
@@ -121,8 +122,7 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
         MPI_Datatype ty = MPI_DATATYPE_NULL;
         if (!dst) { /* no room (reported): received and dropped, so that no sender waits */
             rc = MPI_Irecv(t->rbuf + t->rd[s], t->rc[s], MPI_BYTE, s, AGX_TAG, t->a.comm, &t->treq[n++]);
-            while (t->rcur[s] < t->mstart[s + 1] && t->rround[t->rcur[s]] == r)
-                t->rcur[s]++;
+            agx_tp_place(t, s, r, NULL, NULL, AGX_TP_SKIP);
         }
         else if ((rc = recv_type(t, s, r, first, &ty)) == MPI_SUCCESS && ty != MPI_DATATYPE_NULL) {
             rc = MPI_Irecv(dst, 1, ty, s, AGX_TAG, t->a.comm, &t->treq[n++]);
@@ -132,14 +132,8 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
     for (int j = 0; j < p && rc == MPI_SUCCESS; j++)
         if (t->sc[j] && !(j == t->a.rank && dst))
             rc = MPI_Isend(from + t->sd[j], t->sc[j], MPI_BYTE, j, AGX_TAG, t->a.comm, &t->treq[n++]);
-    if (dst && rc == MPI_SUCCESS && t->rc[t->a.rank]) { /* while the messages travel */
-        const long long *m = t->meta_r;
-        const char *at = from + t->sd[t->a.rank];
-        long long i = t->rcur[t->a.rank];
-        for (; i < t->mstart[t->a.rank + 1] && t->rround[i] == r; i++)
-            agx_tp_copy(dst + (m[2 * i] - first), at, m[2 * i + 1]), at += m[2 * i + 1];
-        t->rcur[t->a.rank] = i;
-    }
+    if (dst && rc == MPI_SUCCESS && t->rc[t->a.rank]) /* while the messages travel */
+        agx_tp_place(t, t->a.rank, r, dst, (char *)from + t->sd[t->a.rank], AGX_TP_IN);
     int wrc = PMPI_Waitall(n, t->treq, (MPI_Status *)(t->treq + 2 * p)); /* the preload defines MPI_Waitall */
     t->st.data_time += MPI_Wtime() - t0;
     if (rc != MPI_SUCCESS || wrc != MPI_SUCCESS)
