@@ -63,13 +63,7 @@ void agx_flearn_init(agx_flearn *L, int p, int reads)
     int m = agx_adapt_from_env();
     L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads;
     L->t0 = L->dt = L->bytes = 0;
-    L->last = -1, L->streak = 0, L->settled = -1, L->settled_how = NULL;
-}
-
-static const char *why_library(int decided)
-{
-    return decided == 2 ? "AGX_TUNING_FILE: faster than agx's, by the rules file's row"
-                        : "AGX_ADAPT: faster than agx's, measured on this run";
+    L->last = -1, L->streak = 0, L->settled_how = NULL;
 }
 
 /* One more decided call won by w; settled after AGX_FLEARN_SETTLE in a row. */
@@ -78,7 +72,7 @@ static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const c
     L->streak = w == L->last ? L->streak + 1 : 1, L->last = w;
     if (L->streak < AGX_FLEARN_SETTLE)
         return;
-    L->settled = w, L->settled_how = how;
+    L->settled_how = how;
     int rank = 1;
     if (agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
         fprintf(stderr, "agx: %s (rank 0): collective %s settled on %s after %d decided calls in a row: no "
@@ -157,8 +151,8 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
     if (!L->mode)
         return MPI_SUCCESS;
-    if (L->settled >= 0) {
-        *cand = L->settled, *how = L->settled_how;
+    if (L->streak >= AGX_FLEARN_SETTLE) { /* settled */
+        *cand = L->last, *how = L->settled_how;
         return MPI_SUCCESS;
     }
     int timed = L->pend >= 0, rc = MPI_SUCCESS;
@@ -176,7 +170,9 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         return rc;
     if (c->decided) {
         *cand = c->winner;
-        *how = c->winner != AGX_FLEARN_LIBRARY ? NULL : why_library(c->decided);
+        *how = c->winner != AGX_FLEARN_LIBRARY ? NULL
+               : c->decided == 2 ? "AGX_TUNING_FILE: faster than agx's, by the rules file's row"
+                                 : "AGX_ADAPT: faster than agx's, measured on this run";
         streak(L, c->winner, *how, comm, name);
         return MPI_SUCCESS;
     }

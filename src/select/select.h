@@ -344,8 +344,8 @@ typedef struct {
     int reads;                /* 1: the file's collective reads (apart from its writes) */
     agx_flearn_class c[AGX_FLEARN_CLASSES];
     int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
-    int last, streak, settled; /* the decided calls' winner and how many in a row; settled
-                               * (-1: not yet): that winner for the rest of the handle */
+    int last, streak;         /* the decided calls' winner and how many in a row: from
+                               * AGX_FLEARN_SETTLE on, that winner for the rest of the handle */
     const char *settled_how;  /* and why (agx_flearn_pick's *how), a static string */
     double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
 } agx_flearn;
