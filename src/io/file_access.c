@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The file requests of the view's stream bytes [s, s + nbytes): a list of (offset,
  * length) in file order, lengths at most INT_MAX, in one kept buffer (twophase_bufs.c) of
@@ -80,28 +81,48 @@ void agx_file_unmap(MPI_Offset *off, long long cap)
     agx_tp_buf_free(off, (size_t)(cap > 0 ? cap : 0) * (sizeof *off + sizeof(int)));
 }
 
-/* The shadow handle (collective): open at the first call agx takes, on every rank or on
- * none; read-only for a file opened so, else read-write where every rank can (data
- * sieving reads, collective reads), else write-only. */
+/* The engine's way into the file (collective): opened at the first call agx takes, on
+ * every rank or on none. A POSIX descriptor of the very file where every rank has one
+ * (file_posix.c); else a second handle (the shadow): read-only for a file opened so, else
+ * read-write where every rank can (data sieving reads, collective reads), else
+ * write-only. */
+static int posix_as(agx_file *f)
+{
+    int readable = 0, fd = agx_posix_open(f->path, &f->id, f->amode & MPI_MODE_RDONLY, &readable);
+    long long v[2] = {fd < 0, !readable}; /* any rank without one; any that cannot read */
+    if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 2, "open", "") != MPI_SUCCESS || v[0]) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
+    f->pfd = fd, f->shadow_reads = !v[1];
+    return 1;
+}
+
 static int shadow_as(agx_file *f, int mode)
 {
     int ok = PMPI_File_open(f->comm, f->path, mode, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
-    long long failed = !ok;
+    long long failed = !ok || !agx_posix_same(f->path, &f->id); /* not another file of that name */
     if (agx_agree(f->comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_open", "") != MPI_SUCCESS || failed) {
         if (ok)
             PMPI_File_close(&f->shadow);
         return f->shadow = MPI_FILE_NULL, 0;
     }
     f->shadow_reads = !(mode & MPI_MODE_WRONLY);
+    PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
     return 1;
 }
 
 int agx_file_shadow(agx_file *f, int reading)
 {
     int ro = f->amode & MPI_MODE_RDONLY;
-    if (!f->shadow_state &&
-        ((ro && shadow_as(f, MPI_MODE_RDONLY)) || (!ro && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY)))))
-        f->shadow_state = 1, PMPI_File_set_errhandler(f->shadow, MPI_ERRORS_RETURN);
+    if (!f->shadow_state && (posix_as(f) || (ro && shadow_as(f, MPI_MODE_RDONLY)) ||
+                             (!ro && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY))))) {
+        f->shadow_state = 1;
+        agx_file_tell(f, 16, 1, "agx's engine %s the file through %s",
+                      ro ? "reads" : f->shadow_reads ? "reads and writes" : "writes",
+                      f->pfd >= 0 ? "its own POSIX descriptor" : "a second MPI handle (no POSIX descriptor on every rank)");
+    }
     else if (!f->shadow_state) {
         f->shadow_state = -1;
         f->dir[0].why = f->dir[1].why = "a second handle of the file could not be opened";
@@ -183,8 +204,8 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
         cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
-        rc = rd ? agx_tp_read(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
-                : agx_tp_write(f->shadow, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
+        rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
+                : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
     agx_file_unmap(off, cap);
     if (rc == MPI_SUCCESS && rd && cand == AGX_FLEARN_ENGINE && data && data != buf &&
         agx_pack(buf, count, dt, data, 1) != MPI_SUCCESS)

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -105,7 +106,8 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
     int ok = f != NULL;
     if (!f) /* still in the agreement below, so that no rank waits for this one */
         f = memset(&tmp, 0, sizeof tmp);
-    f->fh = *fh, f->shadow = MPI_FILE_NULL, f->comm = MPI_COMM_NULL, f->amode = amode;
+    f->fh = *fh, f->shadow = MPI_FILE_NULL, f->pfd = -1, f->comm = MPI_COMM_NULL, f->amode = amode;
+    agx_posix_id(filename, &f->id); /* the file the library has just opened */
     f->default_view = f->native_rep = f->flat_ok = 1, f->etype_size = 1;
     PMPI_Comm_test_inter(comm, &inter);
     const char *why = NULL; /* the same on every rank, as amode is */
@@ -200,6 +202,8 @@ int agx_mpi_file_close(MPI_File *fh)
             agx_flearn_close(L, f->comm, f->path);
         if (f->shadow != MPI_FILE_NULL)
             PMPI_File_close(&f->shadow);
+        if (f->pfd >= 0)
+            close(f->pfd);
         if (f->comm != MPI_COMM_NULL)
             PMPI_Comm_free(&f->comm);
         drop(f);

@@ -41,6 +41,8 @@ typedef struct {
     agx_args a;              /* ctx, comm, rank, p: what the exchanges run over */
     agx_io_hints h;          /* the hints, defaults resolved */
     MPI_File fh;
+    int pfd;                 /* the drop-in's POSIX descriptor of the file (file_posix.c),
+                              * or -1: the engine's file calls are fh's */
     const char *fn;
     int n;
     const MPI_Offset *off;
@@ -168,11 +170,11 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
  * ride on the engine's agreements). -1 (agx_file_write_all): no library to go to, overlap
  * is an error. */
 #define AGX_IO_NATIVE (-1)
-int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
+int agx_tp_write(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
                  const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
 /* The read the same way (twophase_read.c); a request past the end of the file: with
  * native 0, AGX_IO_NATIVE on every rank, with -1 an error. */
-int agx_tp_read(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
+int agx_tp_read(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
 /* twophase_write.c: both directions' driver (t prepared by agx_tp_write / agx_tp_read). */
 int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats);
@@ -202,14 +204,35 @@ typedef struct {
                                 * other, total seconds (agx_io_stats; AGX_VERBOSE at close) */
     agx_flearn learn;          /* AGX_ADAPT: the engine against the library's own (select.h) */
 } agx_file_dir;
+/* file_posix.c: the file the library opened, as the engine's descriptor may name it. */
+typedef struct {
+    int ok; /* known: a regular file, named by a path (no file system prefix but ufs:) */
+    unsigned long long dev, ino;
+} agx_posix_file;
+/* Right after the library's open: the file's identity (0: not known, no POSIX calls). */
+int agx_posix_id(const char *name, agx_posix_file *id);
+/* 0 when the name no longer names that file (renamed, replaced); 1 when it does or when
+ * its identity is not known. */
+int agx_posix_same(const char *name, const agx_posix_file *id);
+/* A descriptor of that very file (-1: none; AGX_IO_POSIX=0: never) on a file system whose descriptors see each
+ * other's bytes at once; read-write where it can be (*readable), else write-only. */
+int agx_posix_open(const char *name, const agx_posix_file *id, int rdonly, int *readable);
+/* pread / pwrite of [off, off + len) until done, the end of the file or an error (*err:
+ * errno, or 0): the bytes moved. */
+long long agx_posix_rw(int fd, int reading, long long off, char *data, long long len, int *err);
+long long agx_posix_size(int fd); /* -1: fstat failed */
+
 typedef struct {
     MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
+    agx_posix_file id;         /* the file, for the engine's own descriptor */
+    int pfd;                   /* that descriptor (-1: none; then the shadow handle) */
     MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
     char *path;
     int amode;
     const char *hints_why;     /* non-NULL: every call goes to the library (the hints could
                                 * not be agreed), and why */
-    int shadow_state;          /* 0 not yet, 1 open, -1 could not be opened */
+    int shadow_state;          /* 0 not yet, 1 open (pfd, or else shadow), -1 could not
+                                * be opened */
     int shadow_reads;          /* the shadow was opened for reading */
     char meta[64], data[64];   /* the kernel hints' strings */
     MPI_Offset disp;           /* the view */

@@ -132,17 +132,32 @@ static const char *round_sizes(agx_tp *t, long long r, long long *ps)
     return direct ? t->buf : t->sbuf;
 }
 
-int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, long long used, int *err)
+/* One file call: the bytes [off, off + len) read or written through the drop-in's
+ * descriptor or the handle; MPI_SUCCESS or an MPI error code (the descriptor's failures:
+ * MPI_ERR_IO and *eno, their errno); *count: the bytes moved. */
+static int file_rw(agx_tp *t, int reading, long long off, char *data, long long len, int *count, int *eno)
 {
     MPI_Status st;
-    int count = 0, rc;
+    int rc;
+    *count = 0, *eno = 0;
+    if (t->pfd >= 0) {
+        *count = (int)agx_posix_rw(t->pfd, reading, off, data, len, eno);
+        return *eno ? MPI_ERR_IO : MPI_SUCCESS;
+    }
+    rc = reading ? MPI_File_read_at(t->fh, off, data, (int)len, MPI_BYTE, &st)
+                 : MPI_File_write_at(t->fh, off, data, (int)len, MPI_BYTE, &st);
+    if (rc == MPI_SUCCESS && MPI_Get_count(&st, MPI_BYTE, count) != MPI_SUCCESS)
+        *count = -1;
+    return rc;
+}
+
+int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, long long used, int *err)
+{
+    int count = 0, rc, eno;
     if (t->h.no_write || *err != MPI_SUCCESS || len <= 0)
         return MPI_SUCCESS;
     double t0 = now();
-    rc = reading ? MPI_File_read_at(t->fh, off, data, (int)len, MPI_BYTE, &st)
-                 : MPI_File_write_at(t->fh, off, data, (int)len, MPI_BYTE, &st);
-    if (rc == MPI_SUCCESS)
-        MPI_Get_count(&st, MPI_BYTE, &count);
+    rc = file_rw(t, reading, off, data, len, &count, &eno);
     t->st.io_time += now() - t0;
     *(reading ? &t->st.read_calls : &t->st.write_calls) += 1;
     if (rc == MPI_SUCCESS && count == len) {
@@ -153,12 +168,15 @@ int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, 
     int n, cls = MPI_ERR_IO;
     snprintf(msg, sizeof msg, "a short %s, %d bytes: %s", reading ? "read" : "write", count,
              reading ? "the file ended earlier" : "the file system refused the rest");
-    if (rc != MPI_SUCCESS) {
+    if (eno)
+        snprintf(msg, sizeof msg, "%s", strerror(eno));
+    else if (rc != MPI_SUCCESS) {
         agx_error_string(rc, msg, &n);
         MPI_Error_class(rc, &cls);
     }
-    *err = agx_error(cls, "%s: rank %d: MPI_File_%s_at of %lld bytes at offset %lld failed (%s)", t->fn, t->a.rank,
-                     reading ? "read" : "write", len, off, msg);
+    *err = agx_error(cls, "%s: rank %d: %s of %lld bytes at offset %lld failed (%s)", t->fn, t->a.rank,
+                     t->pfd >= 0 ? reading ? "pread" : "pwrite" : reading ? "MPI_File_read_at" : "MPI_File_write_at",
+                     len, off, msg);
     return *err;
 }
 
@@ -169,8 +187,7 @@ int agx_tp_io(agx_tp *t, int reading, long long off, char *data, long long len, 
  * of the file the holes are zeros, as the file system's would be. */
 static int sieve_read(agx_tp *t, long long off, long long len)
 {
-    MPI_Status st;
-    int count = 0;
+    int count = 0, eno;
     if (t->h.no_sieve || t->h.no_write || t->no_read)
         return 0;
     if (len > t->vcap) {
@@ -180,9 +197,9 @@ static int sieve_read(agx_tp *t, long long off, long long len)
         t->vbuf = v, t->vcap = len;
     }
     double t0 = now();
-    int rc = MPI_File_read_at(t->fh, off, t->vbuf, (int)len, MPI_BYTE, &st);
+    int rc = file_rw(t, 1, off, t->vbuf, len, &count, &eno);
     t->st.io_time += now() - t0;
-    if (rc != MPI_SUCCESS || MPI_Get_count(&st, MPI_BYTE, &count) != MPI_SUCCESS || count < 0 || count > len)
+    if (rc != MPI_SUCCESS || count < 0 || count > len)
         return t->no_read = 1, 0;
     memset(t->vbuf + count, 0, (size_t)(len - count));
     t->st.sieve_reads++;
@@ -338,11 +355,13 @@ int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
     /* MPI_File calls made here return their errors (the user's handler runs once, at
      * the end, with agx's agreed error) */
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
-    if (t->fh != MPI_FILE_NULL && MPI_File_get_errhandler(t->fh, &eh) == MPI_SUCCESS)
+    if (t->pfd < 0 && t->fh != MPI_FILE_NULL && MPI_File_get_errhandler(t->fh, &eh) == MPI_SUCCESS)
         MPI_File_set_errhandler(t->fh, MPI_ERRORS_RETURN);
     MPI_Offset size = 0;
     t->fsize = LLONG_MAX / 2; /* a read compares its span with the smallest size seen */
-    if (t->reading && !t->h.no_write && t->fh != MPI_FILE_NULL)
+    if (t->reading && !t->h.no_write && t->pfd >= 0)
+        t->fsize = (size = agx_posix_size(t->pfd)) > 0 ? size : 0;
+    else if (t->reading && !t->h.no_write && t->fh != MPI_FILE_NULL)
         t->fsize = MPI_File_get_size(t->fh, &size) == MPI_SUCCESS ? size : 0;
     double t0 = now();
     int rc = run_all(t, native);
@@ -366,10 +385,10 @@ int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
     return rc;
 }
 
-int agx_tp_write(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
+int agx_tp_write(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
                  const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats)
 {
-    agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .fn = fn, .n = n, .off = off,
+    agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .pfd = pfd, .fn = fn, .n = n, .off = off,
                 .len = len, .buf = buf, .native_ok = native >= 0};
     if (h)
         t.h = *h;
@@ -382,5 +401,5 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
                        const void *buf, const agx_io_hints *hints, agx_io_stats *stats)
 {
     return agx_raise_file(fh, comm,
-                          agx_tp_write(fh, comm, n, offsets, lengths, buf, hints, -1, "agx_file_write_all", stats));
+                          agx_tp_write(fh, -1, comm, n, offsets, lengths, buf, hints, -1, "agx_file_write_all", stats));
 }

@@ -9,7 +9,7 @@
  *    and the statuses give the same MPI_Get_count and MPI_Get_elements;
  *  - the engine, not the library, wrote B where agx takes the call (agx's counters moved,
  *    p > 1), and the library where it must not (atomic mode, ranks' data overlapping, no
- *    second handle of the file: renamed after the open).
+ *    second handle of the file: renamed after the open, another file made under its name).
  * Views: bytes from a displacement per rank, a 2D row block and column block (subarray, C and Fortran
  * order), a block-cyclic darray, an irregular indexed type, a struct with holes resized
  * to interleave the ranks, an etype of 3 shorts; memory: contiguous ints and a strided
@@ -245,7 +245,8 @@ int main(int argc, char **argv)
     agx_mpi_file_open(MPI_COMM_WORLD, path_b, MPI_MODE_RDWR, MPI_INFO_NULL, &fb);
     if (rank == 0)
         rename(path_b, renamed);
-    MPI_Barrier(MPI_COMM_WORLD);
+    fill_bg(path_b); /* another file under the name: agx must write neither it nor, */
+    MPI_Barrier(MPI_COMM_WORLD); /* through its name, the one opened */
     {
         int w[64];
         const char *why = NULL;
@@ -259,13 +260,21 @@ int main(int argc, char **argv)
         MPI_Get_count(&sb, MPI_INT, &got);
         MPI_File_close(&fa);
         agx_mpi_file_close(&fb);
-        if (rank == 0)
+        long long other = 0; /* the other file's bytes that are not the background's */
+        if (rank == 0) {
+            FILE *o = fopen(path_b, "rb");
+            for (int c; o && (c = getc(o)) != EOF;)
+                other += c != BG;
+            if (o)
+                fclose(o);
             rename(renamed, path_b);
+        }
+        MPI_Bcast(&other, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
         diff = mt_compare_files(rank, path_b, path_a);
-        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && got == 64 && diff == 0 && !took && said,
-              "no second handle: rc %d/%d, count %d, %lld bytes differ, agx's engine %s (%s)", ra, rb, got, diff,
-              took ? "took it" : "did not", why ? why : "");
+        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS && got == 64 && diff == 0 && !took && said && !other,
+              "no second handle: rc %d/%d, count %d, %lld bytes differ, %lld bytes of the other file written, "
+              "agx's engine %s (%s)", ra, rb, got, diff, other, took ? "took it" : "did not", why ? why : "");
     }
     /* read-only handles: reads through agx; a read past the end of the file: the library's */
     MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDONLY, MPI_INFO_NULL, &fa);
