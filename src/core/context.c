@@ -49,7 +49,7 @@ static void ctx_free(agx_ctx *ctx)
         if (ctx->slot[i].p && ctx->slot[i].release)
             ctx->slot[i].release(ctx->slot[i].p);
     agx_shm_free(ctx->shm[0]), agx_shm_free(ctx->shm[1]); /* their windows first */
-    if (ctx->pcomm != MPI_COMM_NULL)
+    if (ctx->pcomm != MPI_COMM_NULL && !ctx->pcomm_borrowed)
         MPI_Comm_free(&ctx->pcomm);
     agx_cache_free(ctx);
     if (ctx->reg) {
@@ -228,6 +228,17 @@ int agx_ctx_setup(agx_ctx *ctx, int *fresh)
     if (agx_stats_enabled() && !ctx->reg && ctx->kind == AGX_KIND_INTRA) {
         const agx_regions *reg;
         rc = agx_ctx_regions(ctx, &reg);
+    }
+    return rc;
+}
+
+int agx_ctx_private(MPI_Comm comm)
+{
+    agx_ctx *ctx;
+    int rc = agx_ctx_get(comm, &ctx);
+    if (rc == MPI_SUCCESS && ctx->pcomm == MPI_COMM_NULL && ctx->kind == AGX_KIND_INTRA) {
+        ctx->pcomm = comm, ctx->pcomm_borrowed = 1;
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     }
     return rc;
 }

@@ -68,6 +68,7 @@ typedef struct {
 struct agx_ctx {
     MPI_Comm user;
     MPI_Comm pcomm;            /* private duplicate, MPI_COMM_NULL until first collective */
+    int pcomm_borrowed;        /* pcomm is user itself, agx's own already (agx_ctx_private) */
     agx_kind kind;             /* of the communicator itself */
     int rank, p;
     agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
@@ -91,6 +92,11 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
  * when counters are on); *fresh = 1 when this call made the private communicator. Every
  * rank of comm calls it at the same call. */
 int agx_ctx_setup(agx_ctx *ctx, int *fresh);
+/* comm is agx's own (a duplicate that no program sees, as the MPI-IO drop-in keeps per
+ * file): its context communicates on comm itself, no duplicate of its own (a collective
+ * MPI_Comm_dup less at its first call: 0.4 ms on 16 ranks of this VM). Local; before
+ * comm's first agx call. */
+int agx_ctx_private(MPI_Comm comm);
 /* A layer's slot: its pointer (NULL until attached), and attaching one (the previous one,
  * if any, is freed by its callback). */
 static inline void *agx_ctx_slot(const agx_ctx *ctx, int slot) { return ctx->slot[slot].p; }
@@ -216,6 +222,13 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
  * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
 #define AGX_AGREE_MAX 10
 int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
+/* The same verdict and maxima, with k <= AGX_AGREE_MAX more values of every rank gathered
+ * alongside (all[r * k + i]: rank r's extra[i]), in one allgather instead of the
+ * allreduce and an allgather; p <= AGX_AGREE_GATHER_P (where an allgather of a few
+ * values costs what the allreduce does). */
+#define AGX_AGREE_GATHER_P 64
+int agx_agree_gather(MPI_Comm comm, int rank, int p, int mine, long long *vals, int n, const long long *extra, int k,
+                     long long *all, const char *fn, const char *why);
 
 /* ---- errors: internal functions return codes; only the public entry points raise ----- */
 /* An error code of MPI class `cls` carrying a message (MPI_Error_string and

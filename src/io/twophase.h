@@ -136,11 +136,11 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
 /* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
  * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this
  * rank's span, requests and bytes in its place), before agreement A; after it, when every
- * rank does (one allgather of the records) and no two ranks' spans interleave or the
- * requests are larger still: each rank writes its own requests, *done set, the errors
- * agreed. */
+ * rank does (the records: rec, gathered with agreement A, or NULL: one allgather here)
+ * and no two ranks' spans interleave or the requests are larger still: each rank writes
+ * its own requests, *done set, the errors agreed. */
 int agx_tp_own_ok(agx_tp *t);
-int agx_tp_own(agx_tp *t, int *done);
+int agx_tp_own(agx_tp *t, long long *rec, int *done);
 /* twophase_bufs.c: the round buffers kept between calls: one of at least n bytes (an idle
  * kept one, else malloc; NULL: no memory), given back with its size, all idle ones freed. */
 void *agx_tp_buf(size_t n);

@@ -6,7 +6,8 @@
  * aggregators would only copy each rank's bytes once more before moving them in pieces
  * no larger: each rank writes (reads) its own requests, adjacent ones in one call, and
  * the errors are agreed. Cost of such a call: agreement A (one more integer in it), one
- * allgather of 32 B per rank, the rank's own file calls, agreement D; no exchange, no
+ * allgather of 32 B per rank (on up to AGX_AGREE_GATHER_P ranks, agreement A is that
+ * allgather: agx_agree_gather), the rank's own file calls, agreement D; no exchange, no
  * aggregator. A call that stays with the aggregators pays the allgather only when every
  * rank's requests are large. docs/algorithms.md, "Two-phase collective write".
  */
@@ -67,10 +68,10 @@ int agx_tp_own_ok(agx_tp *t)
     return 1;
 }
 
-int agx_tp_own(agx_tp *t, int *done)
+int agx_tp_own(agx_tp *t, long long *rec, int *done)
 {
-    long long *rec = t->own_rec;
-    int rc = PMPI_Allgather(MPI_IN_PLACE, 4, MPI_LONG_LONG, rec, 4, MPI_LONG_LONG, t->a.comm);
+    int rc = rec ? MPI_SUCCESS : PMPI_Allgather(MPI_IN_PLACE, 4, MPI_LONG_LONG, t->own_rec, 4, MPI_LONG_LONG, t->a.comm);
+    rec = rec ? rec : t->own_rec;
     *done = 0;
     if (rc != MPI_SUCCESS)
         return agx_error(rc, "%s: the ranks' spans could not be gathered", t->fn);

@@ -326,7 +326,13 @@ static int run_all(agx_tp *t, int native)
     pthread_once(&once, count_cores);
     long long v[9] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
                       t->nreq, -(cores > 0 ? cores : 1)};
-    if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+    long long mine[4] = {0}, spans[4 * AGX_AGREE_GATHER_P]; /* on few ranks, the spans ride on it */
+    int gather = t->a.p <= AGX_AGREE_GATHER_P;
+    if (own_ok)
+        memcpy(mine, t->own_rec + 4 * t->a.rank, sizeof mine);
+    if ((rc = gather ? agx_agree_gather(t->a.comm, t->a.rank, t->a.p, local, v, 9, mine, 4, spans, t->fn,
+                                        "has invalid arguments")
+                     : agx_agree(t->a.comm, t->a.rank, local, v, 9, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
     t->req_max = v[7], t->cores = (int)-v[8];
     if (v[4])
@@ -340,7 +346,7 @@ static int run_all(agx_tp *t, int native)
     if (t->reading && t->hi > -v[6]) /* past the end of the file (the smallest size seen) */
         return t->native_ok ? AGX_IO_NATIVE : agx_error(MPI_ERR_IO, "%s: the requests reach byte %lld, past the "
                                                         "end of the file (%lld bytes)", t->fn, t->hi, -v[6]);
-    if (v[5] == -1 && ((rc = agx_tp_own(t, &own)) != MPI_SUCCESS || own)) /* every rank may */
+    if (v[5] == -1 && ((rc = agx_tp_own(t, gather ? spans : NULL, &own)) != MPI_SUCCESS || own)) /* every rank may */
         return rc;
     local = agx_tp_aggregators(t);
     if (local == MPI_SUCCESS)

@@ -61,7 +61,7 @@ static void remember(int p, int cls, int winner)
 void agx_flearn_init(agx_flearn *L, int p, int reads)
 {
     int m = agx_adapt_from_env();
-    L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads;
+    L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads, L->turn = 0;
     L->t0 = L->dt = L->bytes = 0;
     L->last = -1, L->streak = 0, L->settled_how = NULL;
 }
@@ -149,6 +149,7 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     static const signed char order[4] = {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY,
                                          AGX_FLEARN_ENGINE};
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
+    L->turn = 0;
     if (!L->mode)
         return MPI_SUCCESS;
     if (L->streak >= AGX_FLEARN_SETTLE) { /* settled */
@@ -179,7 +180,7 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     *cand = order[c->turns % 4];
     L->streak = 0; /* a class still learning: not settled yet */
     *how = *cand == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: timed against agx's" : NULL;
-    L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c); /* running: done() makes it a sample */
+    L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c), L->turn = 1; /* running: done() makes it a sample */
     L->bytes = (double)v[1];
     L->t0 = MPI_Wtime();
     return MPI_SUCCESS;
@@ -214,8 +215,8 @@ void agx_flearn_done(agx_flearn *L, int valid)
 
 void agx_flearn_close(agx_flearn *const L[2], MPI_Comm comm, const char *name)
 {
-    if (!L[0]->mode || comm == MPI_COMM_NULL) /* both states of a file share the mode */
-        return;
+    if (!L[0]->mode || comm == MPI_COMM_NULL || (!L[0]->turn && !L[1]->turn)) /* the same mode; nothing */
+        return;                                                                 /* left to time */
     long long v[4];
     for (int d = 0; d < 2; d++) {
         int timed = L[d]->pend >= 0;

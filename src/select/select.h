@@ -344,6 +344,8 @@ typedef struct {
     int reads;                /* 1: the file's collective reads (apart from its writes) */
     agx_flearn_class c[AGX_FLEARN_CLASSES];
     int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
+    int turn;                 /* the last call was a class's learning turn (agreed: alike on
+                               * every rank, whether or not each timed it) */
     int last, streak;         /* the decided calls' winner and how many in a row: from
                                * AGX_FLEARN_SETTLE on, that winner for the rest of the handle */
     const char *settled_how;  /* and why (agx_flearn_pick's *how), a static string */
@@ -364,9 +366,10 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
 void agx_flearn_done(agx_flearn *L, int valid);
-/* At close (collective, one MPI_Allreduce): the last write's and the last read's times
- * agreed (L: the file's two states), so that their classes may still decide and later
- * files of the run start from them. */
+/* At close (collective, one MPI_Allreduce where either direction's last call was a
+ * learning turn, on every rank alike): the last write's and the last read's times agreed
+ * (L: the file's two states), so that their classes may still decide and later files of
+ * the run start from them. */
 void agx_flearn_close(agx_flearn *const L[2], MPI_Comm comm, const char *name);
 
 /* ---- one call (src/select/call.c) --------------------------------------------------------- */
