@@ -127,8 +127,9 @@ static int blocks(MPI_Datatype old, long long base, long long count, const long 
     return rc ? -1 : 0;
 }
 
-/* subarray: the elements of the sub-box in memory order, a row of the fastest dimension
- * at a time. */
+/* subarray: the elements of the sub-box in memory order, a row at a time: the fastest
+ * dimension's, and the next ones' too while the dimensions inside them are whole (BTIO
+ * through PnetCDF: rows of 5 values over whole x-lines, 24x fewer rows to walk). */
 static int subarray(const int *ints, MPI_Datatype old, long long base, agx_flat *f, int depth)
 {
     int nd = ints[0], order = ints[1 + 3 * nd], rc = 0;
@@ -136,25 +137,26 @@ static int subarray(const int *ints, MPI_Datatype old, long long base, agx_flat 
     MPI_Aint lb, ext;
     if (nd < 1 || nd > 32 || PMPI_Type_get_extent(old, &lb, &ext) != MPI_SUCCESS)
         return -1;
-    long long mult[32], idx[32] = {0}, rows = 1;
-    int fast = order == MPI_ORDER_C ? nd - 1 : 0, step = order == MPI_ORDER_C ? -1 : 1;
+    long long mult[32], idx[32] = {0}, rows = 1, row = 1;
+    int fast = order == MPI_ORDER_C ? nd - 1 : 0, step = order == MPI_ORDER_C ? -1 : 1, in = 0, whole = 1;
     for (int k = 0, d = fast; k < nd; k++, d += step) { /* from the fastest dimension out */
         mult[d] = k == 0 ? 1 : mult[d - step] * sizes[d - step];
         if (sub[d] == 0)
             return 0;
-        if (d != fast)
+        if (whole) /* in the row: every dimension inside this one is whole */
+            row *= sub[d], in = k + 1, whole = sub[d] == sizes[d];
+        else
             rows *= sub[d];
     }
     agx_flat el = {0};
     if (flatten_at(old, 0, &el, depth + 1))
         return -1;
     for (long long r = 0; r < rows && !rc; r++) {
-        long long at = start[fast];
+        long long at = 0;
         for (int d = 0; d < nd; d++)
-            if (d != fast)
-                at += (start[d] + idx[d]) * mult[d];
-        rc = rep(f, &el, ext, base + at * ext, sub[fast]);
-        for (int k = 1, d = fast + step; k < nd; k++, d += step) /* odometer, next-fastest first */
+            at += (start[d] + idx[d]) * mult[d];
+        rc = rep(f, &el, ext, base + at * ext, row);
+        for (int k = in, d = fast + in * step; k < nd; k++, d += step) /* odometer, next-fastest first */
             if (++idx[d] < sub[d])
                 break;
             else

@@ -11,7 +11,7 @@
  *    p > 1), and the library where it must not (atomic mode, ranks' data overlapping, no
  *    second handle of the file: renamed after the open, another file made under its name).
  * Views: bytes from a displacement per rank, a 2D row block and column block (subarray, C and Fortran
- * order), a block-cyclic darray, an irregular indexed type, a struct with holes resized
+ * order), a 4D box whose inner dimensions are whole (C and Fortran order), a block-cyclic darray, an irregular indexed type, a struct with holes resized
  * to interleave the ranks, an etype of 3 shorts; memory: contiguous ints and a strided
  * vector; counts uneven, zero on one rank; three writes per view (two write_all, one
  * write_at_all), every data kernel by the agx_data_kernel hint.
@@ -27,8 +27,9 @@
 
 static int rank, size, passed, failed;
 static char path_a[512], path_b[512];
-enum { NV = 8, BG = 0x5A, FSIZE = 1 << 16 };
-static const char *vname[NV] = {"bytes", "rows", "columns", "fortran", "darray", "indexed", "struct", "etype3"};
+enum { NV = 10, BG = 0x5A, FSIZE = 1 << 16 };
+static const char *vname[NV] = {"bytes",  "rows",   "columns", "fortran", "darray",
+                                "indexed", "struct", "etype3",  "box4",    "box4f"};
 
 /* View v of this rank: displacement, etype, filetype (freed by the caller when derived). */
 static void make_view(int v, MPI_Offset *disp, MPI_Datatype *et, MPI_Datatype *ft)
@@ -65,6 +66,15 @@ static void make_view(int v, MPI_Offset *disp, MPI_Datatype *et, MPI_Datatype *f
         MPI_Type_create_resized(t, 0, 16 * size, ft);
         MPI_Type_free(&t);
         *disp = 16 * rank + 4;
+        break;
+    }
+    case 8: case 9: { /* a 4-D box: its 2 inner dimensions whole (one row each), the next
+                       * split by rank, the outermost from 1 (C order; 9: Fortran order) */
+        int c = v == 8, s4[4] = {3, 2 * size, 4, 5}, b4[4] = {2, 2, 4, 5}, o4[4] = {1, 2 * rank, 0, 0}, S[4], B[4], O[4];
+        for (int d = 0; d < 4; d++)
+            S[d] = s4[c ? d : 3 - d], B[d] = b4[c ? d : 3 - d], O[d] = o4[c ? d : 3 - d];
+        MPI_Type_create_subarray(4, S, B, O, c ? MPI_ORDER_C : MPI_ORDER_FORTRAN, MPI_INT, ft);
+        *disp = 8;
         break;
     }
     case 7: /* etype of 3 shorts, a vector of them per rank */
