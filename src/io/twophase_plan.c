@@ -167,15 +167,22 @@ int agx_tp_check(agx_tp *t)
 }
 
 /* Aggregators per node when the hints leave it to agx: one, or more when the call has so
- * many requests (the most of one rank, times p) that one aggregator's merge and placement
- * would be the call's longest task: one per AGX_TP_RECORDS_PER_AGGR, at most the cores
- * and the ranks of the smallest node (E3SM-IO F, 2 M requests at 8 ranks on 2 cores: 104-111
- * ms with one aggregator, 71-81 ms with two, 92-113 with four; docs/RESULTS.md). */
+ * many requests (the most of one rank, times p) or bytes (the span) that one aggregator's
+ * merge, copies and file calls would be the call's longest task: one per
+ * AGX_TP_RECORDS_PER_AGGR requests or AGX_TP_BYTES_PER_AGGR bytes in all (spread over
+ * the nodes), the more of the two, at most twice the cores and the ranks of the smallest
+ * node (OMPIO sizes its aggregators by bytes too). On 2 cores, 8 ranks (docs/RESULTS.md,
+ * "Aggregators by size"): E3SM-IO F (2 M requests, 32 MB) 48-57 ms with four aggregators
+ * against 51-71 with two; BTIO through PnetCDF and ROMIO (18 MB per write) 43-65 ms for
+ * its two writes with four, 66-241 with one. */
 #define AGX_TP_RECORDS_PER_AGGR (512LL * 1024)
+#define AGX_TP_BYTES_PER_AGGR (4LL << 20)
 static int per_node(const agx_tp *t, const agx_regions *R)
 {
     long long k = (t->req_max * t->a.p + AGX_TP_RECORDS_PER_AGGR - 1) / AGX_TP_RECORDS_PER_AGGR;
-    k = k < t->cores ? k : t->cores;
+    long long kb = ((t->hi - t->lo + AGX_TP_BYTES_PER_AGGR - 1) / AGX_TP_BYTES_PER_AGGR + R->r - 1) / R->r;
+    k = k > kb ? k : kb;
+    k = k < 2LL * t->cores ? k : 2LL * t->cores;
     k = k < R->min_size ? k : R->min_size;
     return k > 1 ? (int)k : 1;
 }
