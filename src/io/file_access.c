@@ -116,6 +116,10 @@ static int shadow_as(agx_file *f, int mode)
 int agx_file_shadow(agx_file *f, int reading)
 {
     int ro = f->amode & MPI_MODE_RDONLY;
+    agx_ctx *ctx;
+    agx_sel *sel;
+    if (!f->shadow_state) /* the engine's context on the file's communicator, set up with it */
+        agx_ctx_ready(f->comm, &ctx, &sel);
     if (!f->shadow_state && (posix_as(f) || (ro && shadow_as(f, MPI_MODE_RDONLY)) ||
                              (!ro && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY))))) {
         f->shadow_state = 1;
@@ -201,8 +205,12 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     const char *how = NULL;
     agx_io_stats st;
     rc = agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
+    double t0 = MPI_Wtime();
+    int first = !f->shadow_state;
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
         cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
+    if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
+        agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
         rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
                 : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);

@@ -201,6 +201,12 @@ static double skew(int cand)
     return me == rank && rank >= 0 ? factor : 1.0;
 }
 
+void agx_flearn_skip(agx_flearn *L, double seconds)
+{
+    if (L->mode && L->pend < -1) /* a call running */
+        L->t0 += seconds;
+}
+
 void agx_flearn_done(agx_flearn *L, int valid)
 {
     if (!L->mode || L->pend >= -1)

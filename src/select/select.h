@@ -366,6 +366,9 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
 void agx_flearn_done(agx_flearn *L, int valid);
+/* The running call's time leaves out `seconds` (the engine's set-up in a file: its way
+ * into the file, its context; a cost paid once, not per call). */
+void agx_flearn_skip(agx_flearn *L, double seconds);
 /* At close (collective, one MPI_Allreduce where either direction's last call was a
  * learning turn, on every rank alike): the last write's and the last read's times agreed
  * (L: the file's two states), so that their classes may still decide and later files of
