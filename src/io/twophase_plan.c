@@ -171,10 +171,11 @@ int agx_tp_check(agx_tp *t)
  * merge, copies and file calls would be the call's longest task: one per
  * AGX_TP_RECORDS_PER_AGGR requests or AGX_TP_BYTES_PER_AGGR bytes in all (spread over
  * the nodes), the more of the two, at most twice the cores and the ranks of the smallest
- * node (OMPIO sizes its aggregators by bytes too). On 2 cores, 8 ranks (docs/RESULTS.md,
- * "Aggregators by size"): E3SM-IO F (2 M requests, 32 MB) 48-57 ms with four aggregators
- * against 51-71 with two; BTIO through PnetCDF and ROMIO (18 MB per write) 43-65 ms for
- * its two writes with four, 66-241 with one. */
+ * node (OMPIO sizes its aggregators by bytes too). On 2 cores (docs/RESULTS.md, "MPI-IO
+ * drop-in: the engine's own descriptor", "Aggregators by size"): a BTIO-shaped read of
+ * 35 MB at 9 ranks, 20.3 ms median with four against 28.7 with one; BTIO through PnetCDF
+ * and ROMIO at 8 ranks (18 MB per write), 43-65 ms for its two writes with four, 66-241
+ * with one; E3SM-IO F (2 M requests, 32 MB) changed within this machine's noise. */
 #define AGX_TP_RECORDS_PER_AGGR (512LL * 1024)
 #define AGX_TP_BYTES_PER_AGGR (4LL << 20)
 static int per_node(const agx_tp *t, const agx_regions *R)
