@@ -36,16 +36,32 @@ AGX_VERBOSE=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --nonblocking
 #     through agx while its progress thread runs (the handle a persistent receive that
 #     agx's completion fires, started with the program's persistent point-to-point
 #     requests in one MPI_Startall; every start counted; the program's MPI_Test polling
-#     must not keep the thread out of MPI: preload_progress.c); without the thread, the
-#     library's own
+#     must not keep the thread out of MPI: preload_progress.c; AGX_ADAPT=0, as the init's
+#     timing below could choose either); without the thread, the library's own
 if grep -q "persistent collectives" <("${run[@]}" -n 1 "$app" --persistent 2>&1); then
   echo "skipped: this MPI has no persistent collectives"
 else
-  AGX_PROGRESS_THREAD=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
+  AGX_ADAPT=0 AGX_PROGRESS_THREAD=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
     grep -q "^agx-preload: rank 0: allgather 12 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: allreduce 13 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: alltoallv 6 calls through agx" "$t/out" || bad "persistent collectives with the progress thread"
+  # the init's timing (AGX_ADAPT): agx's plan against the library's own persistent
+  # allgather, agreed even where one rank's clock disagrees (AGX_TEST_PTUNE_SKEW makes one
+  # rank see one candidate 1000 times slower; a disagreement would hang or give wrong
+  # blocks): agx's everywhere, then (Open MPI; MPICH's own is wrong) the library's
+  AGX_ADAPT=1 AGX_TEST_PTUNE_SKEW=2:1:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 \
+    --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
+    grep -q "^agx-preload: rank 0: allgather 12 calls through agx" "$t/out" &&
+    { [ "$mpi" = mpich ] || grep -q "^agx: persistent allgather of .*: agx's (AGX_ADAPT)" "$t/out"; } ||
+    bad "persistent allgather timed at its init: agx's"
+  if [ "$mpi" != mpich ]; then
+    AGX_ADAPT=1 AGX_TEST_PTUNE_SKEW=2:0:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 \
+      --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
+      ! grep -q "^agx-preload: rank 0: allgather [0-9]* calls through agx" "$t/out" &&
+      grep -q "^agx-preload: rank 0: left to the library: allgather 2 calls (persistent inits whose starts the library's own ran faster" "$t/out" &&
+      grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" || bad "persistent allgather timed at its init: the library's"
+  fi
   AGX_STATS=1 "${run[@]}" -n 2 --preload "$lib" "$app" --persistent > "$t/out" 2>&1
   rc=$?
   if [ "$mpi" = mpich ] && [ $rc -ne 0 ] && grep -q "wrong (allgather [0-9]*, allgatherv 0, int sum 0, double max 0, alltoallv 0, split allgather [0-9]*, point-to-point 0, not freed 0, completions [0-9]*)" "$t/out"; then

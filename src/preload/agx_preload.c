@@ -50,6 +50,7 @@ static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_THREAD] = "non-blocking or persistent, and agx's progress thread does not run",
     [AGX_LEFT_INTER] = "persistent on an inter-communicator",
     [AGX_LEFT_RANK] = "persistent, and a rank could not take it",
+    [AGX_LEFT_TIMED] = "persistent inits whose starts the library's own ran faster, timed at the init (AGX_ADAPT)",
 };
 
 static int set(const char *name)

@@ -30,7 +30,7 @@ int agx_preload_async_ok(int op);  /* enabled, and agx's progress thread runs (A
 void agx_preload_count(int op, MPI_Comm comm, long long nbytes); /* a call through agx: the algorithm it ran */
 void agx_preload_count_name(int op, const char *alg, long long nbytes); /* the same, the algorithm named */
 long long agx_preload_bytes(MPI_Comm comm, int n, int all, const int *counts, MPI_Datatype t); /* the bytes */
-enum { AGX_LEFT_ENABLE, AGX_LEFT_THREAD, AGX_LEFT_INTER, AGX_LEFT_RANK, AGX_LEFT_N };
+enum { AGX_LEFT_ENABLE, AGX_LEFT_THREAD, AGX_LEFT_INTER, AGX_LEFT_RANK, AGX_LEFT_TIMED, AGX_LEFT_N };
 void agx_preload_left(int op, int why); /* a call left to the library, and why (AGX_LEFT_*) */
 /* preload_foreign.c: the program's MPI library is not the one this build links (then
  * every entry steps aside), and a function of the program's own MPI library by name. */

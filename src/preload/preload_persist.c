@@ -27,8 +27,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifdef INIT
 /* ---- the table: the MPI handles agx made -> agx's requests (open addressing; a
@@ -146,6 +148,112 @@ static int through_agx(int op, MPI_Comm comm)
     return 0;
 }
 
+/* ---- ADCL's idea at the init (AGX_ADAPT, the preload's default): a persistent allgather
+ * of at most TUNE_BYTES received per rank starts agx's plan and the library's own
+ * persistent allgather, on scratch receive buffers, TUNE_STARTS times each, interleaved,
+ * through the program's own path (MPI_Start, MPI_Wait); the slowest rank's sums are
+ * agreed (MAX), so every rank keeps the same one. At these sizes the handle's relay (a
+ * receive posted and fired per start) can cost more than agx's plan saves: 2 ranks, 8 B,
+ * agx's plan 0.32 us per start, through the handle 0.47-0.50, the library's 0.36-0.38.
+ * Not under MPICH, whose own persistent allgather (4.0.2) returns stale blocks from its
+ * second start. ---- */
+#define TUNE_BYTES (64 << 10)
+#define TUNE_STARTS 16
+#ifndef MPICH
+
+/* AGX_TEST_PTUNE_SKEW=RANK:CAND:FACTOR (tests only): that rank (of MPI_COMM_WORLD) times
+ * candidate CAND (0 agx's, 1 the library's) FACTOR times longer: a clock that disagrees. */
+static double skew(int cand)
+{
+    int rank = -1, which = -1, me = -2;
+    double factor = 1;
+    const char *e = getenv("AGX_TEST_PTUNE_SKEW");
+    if (!e || sscanf(e, "%d:%d:%lf", &rank, &which, &factor) != 3 || which != cand)
+        return 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+    return me == rank ? factor : 1;
+}
+
+/* One start and its completion through the program's path; its seconds (< 0: failed). */
+static double timed_start(MPI_Request *h, int agxs)
+{
+    entry e;
+    double t0 = PMPI_Wtime();
+    int rc = agxs ? (lookup(*h, &e) ? agx_start(&e.r) : MPI_ERR_REQUEST) : MPI_Start(h);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Wait(h, MPI_STATUS_IGNORE);
+    return rc == MPI_SUCCESS ? PMPI_Wtime() - t0 : -1;
+}
+
+#endif
+
+/* 1: the library's own is faster here (the init hands the program the library's). */
+static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
+{
+#ifdef MPICH
+    return (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvcount, (void)recvtype, (void)comm, (void)info, 0;
+#else
+    const char *a = getenv("AGX_ADAPT");
+    MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
+    int p = 1, rank = 0, ok;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Type_get_extent(recvtype, &lb, &ext);
+    PMPI_Type_get_true_extent(recvtype, &tlb, &text);
+    long long bytes = (long long)p * recvcount * ext; /* alike on every rank (MPI's rule) */
+    if (!a || (strcmp(a, "1") && strcasecmp(a, "any")) || lb || tlb < 0 || tlb + text > ext || bytes <= 0 ||
+        bytes > TUNE_BYTES || p < 2)
+        return 0;
+    char *scratch = malloc((size_t)bytes);
+    agx_request r = AGX_REQUEST_NULL;
+    MPI_Request h[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    int made = scratch != NULL; /* agx's init is collective: every rank makes it, or none */
+    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !ok) {
+        free(scratch);
+        return 0;
+    }
+    made = agx_allgather_init(sendbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &r) ==
+           MPI_SUCCESS; /* agreed there: alike on every rank */
+    if (made && (agx_request_mpi(&r, &h[0]) != MPI_SUCCESS || !reserve()))
+        made = 0, agx_request_free(&r), h[0] = MPI_REQUEST_NULL;
+    else if (made) {
+        pthread_mutex_lock(&tlock);
+        put((entry){.h = h[0], .r = r, .op = AGX_OP_ALLGATHER});
+        pthread_mutex_unlock(&tlock);
+    }
+    made = made && PINIT(Allgather)(sendbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info,
+                                    &h[1]) == MPI_SUCCESS;
+    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        ok = 0;
+    double t[3] = {0, 0, 0}; /* agx's, the library's, a failure */
+    for (int i = -1; ok && i < TUNE_STARTS; i++) /* i = -1: a warm-up of each, not counted */
+        for (int k = 0; k < 2; k++) {
+            int c = (i + k) & 1; /* interleaved, each first in turn */
+            double dt = timed_start(&h[c], c == 0);
+            t[2] = dt < 0 ? 1 : t[2];
+            t[c] += i >= 0 && dt > 0 ? dt * skew(c) : 0;
+        }
+    if (ok)
+        PMPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
+    if (h[0] != MPI_REQUEST_NULL) { /* the scratch candidates freed, the table's entry too */
+        entry e;
+        if (lookup(h[0], &e))
+            MPI_Request_free(&h[0]);
+    }
+    if (h[1] != MPI_REQUEST_NULL)
+        PMPI_Request_free(&h[1]);
+    free(scratch);
+    int lib = ok && !t[2] && t[1] < t[0];
+    if (ok && !rank && getenv("AGX_VERBOSE") && strcmp(getenv("AGX_VERBOSE"), "0"))
+        fprintf(stderr, "agx: persistent allgather of %lld B per rank (%d ranks): agx's plan %.3g us, the library's "
+                "own %.3g us per start (slowest rank, %d starts each): %s (AGX_ADAPT)\n", bytes / p, p,
+                t[0] * 1e6 / TUNE_STARTS, t[1] * 1e6 / TUNE_STARTS, TUNE_STARTS,
+                lib ? "the library's own" : "agx's");
+    return lib;
+#endif
+}
+
 /* agx's request r, made with code rc, as the program's persistent MPI request. */
 static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
 {
@@ -168,6 +276,10 @@ AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype 
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLGATHER, comm))
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (library_faster(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info)) {
+        agx_preload_left(AGX_OP_ALLGATHER, AGX_LEFT_TIMED);
+        return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    }
     return adopt(agx_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, &r), &r,
                  request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
 }
