@@ -117,8 +117,8 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
         why = "MPI_MODE_SEQUENTIAL";
     else if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS)
         why = "no communicator", f->comm = MPI_COMM_NULL;
-    else /* agx's own: the engine's context communicates on it, no second duplicate */
-        agx_ctx_private(f->comm);
+    else if (agx_ctx_private(f->comm) != MPI_SUCCESS) /* agx's own: the engine's context */
+        ok = 0; /* communicates on it, no second duplicate; a rank without it: agreed below */
     f->dir[0].why = why ? why : amode & MPI_MODE_RDONLY ? "opened read-only" : NULL;
     f->dir[1].why = why ? why : amode & MPI_MODE_WRONLY ? "opened write-only" : NULL;
     int p = 1;
