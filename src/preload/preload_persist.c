@@ -156,7 +156,8 @@ static int through_agx(int op, MPI_Comm comm)
  * receive posted and fired per start) can cost more than agx's plan saves: 2 ranks, 8 B,
  * agx's plan 0.32 us per start, through the handle 0.47-0.50, the library's 0.36-0.38.
  * Not under MPICH, whose own persistent allgather (4.0.2) returns stale blocks from its
- * second start. ---- */
+ * second start. What one rank alone knows (its AGX_ADAPT, its receive type's layout, its
+ * scratch) is agreed before anything is made. ---- */
 #define TUNE_BYTES (64 << 10)
 #define TUNE_STARTS 16
 #ifndef MPICH
@@ -196,19 +197,22 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
 #else
     const char *a = getenv("AGX_ADAPT");
     MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
-    int p = 1, rank = 0, ok;
+    int p = 1, rank = 0, size = 0, ok;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
+    PMPI_Type_size(recvtype, &size);
+    long long bytes = (long long)p * recvcount * size; /* alike on every rank (MPI's rule) */
+    if (p < 2 || bytes <= 0 || bytes > TUNE_BYTES)
+        return 0;
     PMPI_Type_get_extent(recvtype, &lb, &ext);
     PMPI_Type_get_true_extent(recvtype, &tlb, &text);
-    long long bytes = (long long)p * recvcount * ext; /* alike on every rank (MPI's rule) */
-    if (!a || (strcmp(a, "1") && strcasecmp(a, "any")) || lb || tlb < 0 || tlb + text > ext || bytes <= 0 ||
-        bytes > TUNE_BYTES || p < 2)
-        return 0;
-    char *scratch = malloc((size_t)bytes);
+    long long room = (long long)p * recvcount * ext; /* what this rank's type spans: its own */
+    int mine = a && (!strcmp(a, "1") || !strcasecmp(a, "any")) && !lb && tlb >= 0 && tlb + text <= ext &&
+               room <= 4 * TUNE_BYTES;
+    char *scratch = mine ? malloc((size_t)room) : NULL;
     agx_request r = AGX_REQUEST_NULL;
     MPI_Request h[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int made = scratch != NULL; /* agx's init is collective: every rank makes it, or none */
+    int made = scratch != NULL; /* every rank, or none (agx's init is collective) */
     if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !ok) {
         free(scratch);
         return 0;
