@@ -150,7 +150,7 @@ static int through_agx(int op, MPI_Comm comm)
 
 /* ---- ADCL's idea at the init (AGX_ADAPT, the preload's default): a persistent allgather
  * of at most TUNE_BYTES received per rank starts agx's plan and the library's own
- * persistent allgather, on scratch receive buffers, TUNE_STARTS times each, interleaved,
+ * persistent allgather, on scratch buffers, TUNE_STARTS times each, interleaved,
  * through the program's own path (MPI_Start, MPI_Wait); the slowest rank's sums are
  * agreed (MAX), so every rank keeps the same one. At these sizes the handle's relay (a
  * receive posted and fired per start) can cost more than agx's plan saves: 2 ranks, 8 B,
@@ -175,6 +175,16 @@ static double skew(int cand)
     return me == rank ? factor : 1;
 }
 
+/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
+ * that simple (a lower bound, data outside the extent). */
+static long long span(MPI_Datatype t, long long count)
+{
+    MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
+    PMPI_Type_get_extent(t, &lb, &ext);
+    PMPI_Type_get_true_extent(t, &tlb, &text);
+    return !lb && tlb >= 0 && tlb + text <= ext ? count * ext : -1;
+}
+
 /* One start and its completion through the program's path; its seconds (< 0: failed). */
 static double timed_start(MPI_Request *h, int agxs)
 {
@@ -196,7 +206,6 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
     return (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvcount, (void)recvtype, (void)comm, (void)info, 0;
 #else
     const char *a = getenv("AGX_ADAPT");
-    MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
     int p = 1, rank = 0, size = 0, ok;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
@@ -204,12 +213,11 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
     long long bytes = (long long)p * recvcount * size; /* alike on every rank (MPI's rule) */
     if (p < 2 || bytes <= 0 || bytes > TUNE_BYTES)
         return 0;
-    PMPI_Type_get_extent(recvtype, &lb, &ext);
-    PMPI_Type_get_true_extent(recvtype, &tlb, &text);
-    long long room = (long long)p * recvcount * ext; /* what this rank's type spans: its own */
-    int mine = a && (!strcmp(a, "1") || !strcasecmp(a, "any")) && !lb && tlb >= 0 && tlb + text <= ext &&
-               room <= 4 * TUNE_BYTES;
-    char *scratch = mine ? malloc((size_t)room) : NULL;
+    long long room = span(recvtype, (long long)p * recvcount); /* this rank's types' own */
+    long long sroom = sendbuf == MPI_IN_PLACE ? 0 : span(sendtype, sendcount);
+    int mine = a && (!strcmp(a, "1") || !strcasecmp(a, "any")) && room >= 0 && sroom >= 0 &&
+               room + sroom <= 4 * TUNE_BYTES;
+    char *scratch = mine ? calloc((size_t)(room + sroom + 1), 1) : NULL; /* the program's buffers */
     agx_request r = AGX_REQUEST_NULL;
     MPI_Request h[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int made = scratch != NULL; /* every rank, or none (agx's init is collective) */
@@ -217,7 +225,8 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
         free(scratch);
         return 0;
     }
-    made = agx_allgather_init(sendbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &r) ==
+    const void *sbuf = sendbuf == MPI_IN_PLACE ? sendbuf : scratch + room; /* stay untouched */
+    made = agx_allgather_init(sbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &r) ==
            MPI_SUCCESS; /* agreed there: alike on every rank */
     if (made && (agx_request_mpi(&r, &h[0]) != MPI_SUCCESS || !reserve()))
         made = 0, agx_request_free(&r), h[0] = MPI_REQUEST_NULL;
@@ -226,8 +235,8 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
         put((entry){.h = h[0], .r = r, .op = AGX_OP_ALLGATHER});
         pthread_mutex_unlock(&tlock);
     }
-    made = made && PINIT(Allgather)(sendbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info,
-                                    &h[1]) == MPI_SUCCESS;
+    made = made && PINIT(Allgather)(sbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &h[1]) ==
+                       MPI_SUCCESS;
     if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         ok = 0;
     double t[3] = {0, 0, 0}; /* agx's, the library's, a failure */
