@@ -6,7 +6,8 @@
 #   io_paths_check.sh SRCDIR TEST_FILEVIEW
 set -uo pipefail
 src=$1 prog=$2
-dir=$(mktemp -d "${AGX_TP_DIR:-/tmp}/agx-paths.XXXXXX") && trap 'rm -rf "$dir"' EXIT
+dir=$(mktemp -d "${AGX_TP_DIR:-/tmp}/agx-paths.XXXXXX") || { echo "io_paths_check: no scratch directory"; exit 1; }
+trap 'rm -rf "$dir"' EXIT
 case $(stat -f -c %T "$dir") in
   ext2/ext3|xfs|btrfs|tmpfs|overlayfs|zfs|f2fs|lustre|gpfs) posix="its own POSIX descriptor" ;;
   *) posix="" ;; # another file system: either way, said

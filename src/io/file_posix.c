@@ -44,6 +44,12 @@ static const char *as_path(const char *name)
     return strchr(name, ':') ? NULL : name;
 }
 
+/* Whether sb is the file id names. */
+static int is_file(const struct stat *sb, const agx_posix_file *id)
+{
+    return (unsigned long long)sb->st_dev == id->dev && (unsigned long long)sb->st_ino == id->ino;
+}
+
 int agx_posix_id(const char *name, agx_posix_file *id)
 {
     struct stat sb;
@@ -58,8 +64,7 @@ int agx_posix_same(const char *name, const agx_posix_file *id)
 {
     struct stat sb;
     const char *path = as_path(name);
-    return !id->ok || (path && stat(path, &sb) == 0 && (unsigned long long)sb.st_dev == id->dev &&
-                       (unsigned long long)sb.st_ino == id->ino);
+    return !id->ok || (path && stat(path, &sb) == 0 && is_file(&sb, id));
 }
 
 int agx_posix_open(const char *name, const agx_posix_file *id, int rdonly, int *readable)
@@ -78,8 +83,7 @@ int agx_posix_open(const char *name, const agx_posix_file *id, int rdonly, int *
         fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int ok = fstat(fd, &sb) == 0 && (unsigned long long)sb.st_dev == id->dev &&
-             (unsigned long long)sb.st_ino == id->ino && fstatfs(fd, &fs) == 0;
+    int ok = fstat(fd, &sb) == 0 && is_file(&sb, id) && fstatfs(fd, &fs) == 0;
     int known = 0;
     for (size_t i = 0; ok && i < sizeof coherent / sizeof *coherent; i++)
         known |= (unsigned long)fs.f_type == coherent[i];

@@ -53,7 +53,7 @@ static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_TIMED] = "persistent inits whose starts the library's own ran faster, timed at the init (AGX_ADAPT)",
 };
 
-static int set(const char *name)
+int agx_preload_set(const char *name)
 {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0");
@@ -62,7 +62,7 @@ static int set(const char *name)
 static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
-    report = set("AGX_STATS") || set("AGX_VERBOSE");
+    report = agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE");
     for (int op = 0; op < NSLOT; op++) {
         if (!e || !*e || !strcmp(e, "1"))
             on[op] = 1;
@@ -209,7 +209,7 @@ int agx_preload_async_ok(int op)
     if (agx_progress_async())
         return 1;
     agx_preload_left(op, AGX_LEFT_THREAD);
-    if (!said && set("AGX_VERBOSE")) {
+    if (!said && agx_preload_set("AGX_VERBOSE")) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)
@@ -375,7 +375,7 @@ static void print_report(int rank)
 
 AGX_EXPORT int MPI_Finalize(void)
 {
-    if (set("AGX_STATS") || set("AGX_VERBOSE")) {
+    if (agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE")) {
         int rank = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         if (rank == 0)

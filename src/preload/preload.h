@@ -25,6 +25,7 @@
 #define AGX_EXPORT __attribute__((visibility("default")))
 
 int agx_preload_enabled(int op);   /* AGX_ENABLE: op (AGX_OP_LAST: file writes, + 1: reads) through agx */
+int agx_preload_set(const char *name); /* an environment variable set, and not to 0 */
 int agx_preload_async_ok(int op);  /* enabled, and agx's progress thread runs (AGX_VERBOSE: why not) */
 /* Counts for the report (op: an agx_op, AGX_OP_LAST for collective file writes, + 1 reads). */
 void agx_preload_count(int op, MPI_Comm comm, long long nbytes); /* a call through agx: the algorithm it ran */

@@ -258,7 +258,7 @@ static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendt
         PMPI_Request_free(&h[1]);
     free(scratch);
     int lib = ok && !t[2] && t[1] < t[0];
-    if (ok && !rank && getenv("AGX_VERBOSE") && strcmp(getenv("AGX_VERBOSE"), "0"))
+    if (ok && !rank && agx_preload_set("AGX_VERBOSE"))
         fprintf(stderr, "agx: persistent allgather of %lld B per rank (%d ranks): agx's plan %.3g us, the library's "
                 "own %.3g us per start (slowest rank, %d starts each): %s (AGX_ADAPT)\n", bytes / p, p,
                 t[0] * 1e6 / TUNE_STARTS, t[1] * 1e6 / TUNE_STARTS, TUNE_STARTS,
