@@ -7,7 +7,8 @@
 #   - the drop-in learns by default (an unmodified program under libagx-preload.so), and
 #     AGX_ADAPT=0 turns it off;
 #   - a file's choice between agx's write and the library's is written as a file_write_all
-#     row and read back the same way.
+#     row and read back the same way;
+#   - alltoallv settles on the library's call, and a re-check unsettles it for a new class.
 #   adapt_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
@@ -47,5 +48,11 @@ AGX_ADAPT=1 AGX_TEST_FLEARN_SKEW=2:0:1000 AGX_TUNING_OUT="$t/files.json" "${run[
     "$t/files.json" || { cat "$t/files.json" >> "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's file_write_all row"; }
 AGX_ADAPT=1 AGX_TUNING_FILE="$t/files.json" "${run[@]}" -n 4 "${fl[@]}" --decided > "$t/out" 2>&1 ||
   bad "a second run's writes from the file_write_all row"
+# 6. alltoallv settles on the library's call where it won every class (one rank's clock
+#    makes every other candidate 1000x slower), and a class a re-check finds unsettles it
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "$b/bin/test_adapt" > "$t/out" 2>&1 &&
+  [ "$(grep -c "^agx: alltoallv on 3 ranks: the library's own call won every class" "$t/out")" -ge 2 ] &&
+  grep -q "^agx: alltoallv on 3 ranks: a class the library's call has not won" "$t/out" ||
+  bad "alltoallv settling (AGX_VERBOSE)"
 [ $fail = 0 ] && echo "adapt_check: every check passed"
 exit $fail

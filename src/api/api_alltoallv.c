@@ -208,6 +208,45 @@ static int make_request(agx_args *a, int persistent, int rc, const char *fn, agx
     return agx_api_request(a, persistent, rc, a2a_lib_start, l, fn, req);
 }
 
+/* ---- settling (AGX_ADAPT): once the library's own call has won every class learned on
+ * the communicator, the agreement and the pattern check are all that is left of agx in a
+ * call, and at small sizes they cost more than the call (2 ranks, 64 B: 0.93 against
+ * 0.28 us). A settled communicator's blocking calls go straight to the library's
+ * MPI_Alltoallv (its own checks and errors, as without agx), and a re-check takes the
+ * agreed path: after AGX_A2A_RECHECK_FIRST calls, then twice as many each time it finds
+ * nothing new, at most AGX_A2A_RECHECK. A class not learned yet, or one another candidate
+ * won, unsettles it there. Every rank counts the same calls and decides from agreed state
+ * only, so all settle and re-check at the same call. ---- */
+static int settled_call(agx_args *a, const agx_a2a_state *st)
+{
+    const agx_a2a_args *g = &a->u.a2a;
+    a->sel->last[a->op] = st->settled - 1;
+    a->sel->last_kind[a->op] = a->kind;
+    return PMPI_Alltoallv(g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, g->recvbuf, g->recvcounts,
+                          g->rdispls, g->recvtype, a->comm);
+}
+
+static void settle(const agx_args *a, agx_a2a_state *st)
+{
+    int s = agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
+    if (!st || (!s && !st->settled))
+        return;
+    st->since = 0;
+    if (s && st->settled) { /* a re-check that found nothing new: the next one later */
+        st->period = st->period < AGX_A2A_RECHECK / 2 ? 2 * st->period : AGX_A2A_RECHECK;
+        return;
+    }
+    if (a->rank == 0 && agx_env_flag("AGX_VERBOSE") && s)
+        fprintf(stderr, "agx: alltoallv on %d ranks: the library's own call won every class learned here; calls "
+                "go straight to it from now on, re-checked after %d, %d, ... %d calls (AGX_ADAPT)\n", a->p,
+                AGX_A2A_RECHECK_FIRST, 2 * AGX_A2A_RECHECK_FIRST, AGX_A2A_RECHECK);
+    else if (a->rank == 0 && agx_env_flag("AGX_VERBOSE"))
+        fprintf(stderr, "agx: alltoallv on %d ranks: a class the library's call has not won; every call agreed "
+                "again (AGX_ADAPT)\n", a->p);
+    st->settled = s;
+    st->period = AGX_A2A_RECHECK_FIRST;
+}
+
 /* The blocking call (req NULL), or a persistent request's init (req): the same checks,
  * agreement on the pattern and choice; the init then makes the chosen kernel's plan
  * (agx_api_request), or the library's call where it plans nothing. */
@@ -226,6 +265,9 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
             return rc;
         if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
             return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : agx_run(a);
+        agx_a2a_state *st = agx_ctx_slot(a->ctx, AGX_SLOT_A2A);
+        if (st && st->settled && ++st->since < st->period) /* settled: the library's, as is */
+            return settled_call(a, st);
     }
     agx_ctx *ctx = a->ctx;
     size_t p = (size_t)a->p;
@@ -249,8 +291,10 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
         if (changed)
             rc = summarise(a, sum, hash, fn);
     }
-    if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS && !req)
+    if (rc == MPI_SUCCESS && (rc = agx_choose(a)) == MPI_SUCCESS && !req) {
+        settle(a, agx_ctx_slot(ctx, AGX_SLOT_A2A));
         rc = agx_run(a);
+    }
     if (req)
         rc = make_request(a, 1, rc, fn, req);
     free(tmp);

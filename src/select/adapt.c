@@ -56,6 +56,7 @@ static unsigned key_of(const agx_args *a)
 {
     return 1u + (unsigned)(((a->op * AGX_KIND_LAST + a->kind) * 64 + agx_size_class(a->msg_bytes)) * 8 + sub_of(a));
 }
+#define KEY_FAMILY(key) (((key) - 1u) / (64u * 8u)) /* a key's op * AGX_KIND_LAST + kind */
 
 /* The class's entry (made when absent), or NULL when out of memory. */
 static agx_learn *entry(agx_sel *sel, unsigned key)
@@ -169,17 +170,19 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* AGX_TEST_LEARN_SKEW=RANK:FACTOR (tests only): that rank's times of the default's
- * choice are multiplied by FACTOR, a clock that disagrees with the others'. */
-static double skew(int cand)
+/* AGX_TEST_LEARN_SKEW=RANK:FACTOR[:NAME] (tests only): that rank's times of the default's
+ * choice (with NAME: of every candidate but the algorithm NAME) are multiplied by FACTOR,
+ * a clock that disagrees with the others'. */
+static double skew(const agx_args *a, int alg, int cand)
 {
     static int rank = -2;
     static double factor;
+    static char name[32];
     if (rank == -2 && (!getenv("AGX_TEST_LEARN_SKEW") ||
-                       sscanf(getenv("AGX_TEST_LEARN_SKEW"), "%d:%lf", &rank, &factor) != 2))
+                       sscanf(getenv("AGX_TEST_LEARN_SKEW"), "%d:%lf:%31s", &rank, &factor, name) < 2))
         rank = -1;
     int me = -1;
-    if (rank >= 0 && cand == 0)
+    if (rank >= 0 && (name[0] ? strcmp(agx_call_alg(a, alg)->name, name) != 0 : cand == 0))
         MPI_Comm_rank(MPI_COMM_WORLD, &me);
     return me == rank && rank >= 0 ? factor : 1.0;
 }
@@ -254,7 +257,7 @@ int agx_learn_run(agx_args *a)
     int rc = a->alg->fn(a);
     double dt = MPI_Wtime() - t0;
     if (last)
-        e->t[k][round] = timed ? dt * skew(e->run[k]) : 1e30;
+        e->t[k][round] = timed ? dt * skew(a, e->cand[e->run[k]], e->run[k]) : 1e30;
     e->window_s += dt;
     e->total++;
     if (++e->calls < e->nrun * rounds(e) * AGX_LEARN_TURN)
@@ -263,4 +266,19 @@ int agx_learn_run(agx_args *a)
     if (e->state == AGX_LEARN_DONE)
         agx_learn_report(a, e);
     return rc != MPI_SUCCESS ? rc : rc2;
+}
+
+int agx_learn_settled(const agx_args *a)
+{
+    const agx_sel *sel = a->sel;
+    int native = agx_alg_find(a->op, a->kind, "native");
+    if (sel->adapt < 1 || a->ctx->check_args || a->request || a->learn || native < 0 || agx_alg_index(a) != native)
+        return 0;
+    unsigned family = (unsigned)(a->op * AGX_KIND_LAST + a->kind);
+    for (int i = 0; i < sel->nlearn; i++) { /* every class of the operation seen here */
+        const agx_learn *e = &sel->learn[i];
+        if (KEY_FAMILY(e->key) == family && (e->state != AGX_LEARN_DONE || e->cand[e->winner] != native))
+            return 0;
+    }
+    return 1;
 }

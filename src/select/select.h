@@ -318,6 +318,11 @@ int agx_size_class(long long bytes);
 int agx_learn_run(agx_args *a);
 static inline int agx_run(agx_args *a) { return a->learn ? agx_learn_run(a) : a->alg->fn(a); }
 static inline int agx_alg_index(const agx_args *a) { return (int)(a->alg - a->table->algs); }
+/* Whether a's call (chosen, not in a window) lets the operation settle on the library's
+ * own call on this communicator: learning is on (AGX_ADAPT), AGX_CHECK_ARGS is not, the
+ * call runs native and every class of the operation learned here chose native. Reads only
+ * agreed state: the same answer on every rank. */
+int agx_learn_settled(const agx_args *a);
 /* adapt_out.c: a decision said (AGX_VERBOSE) and kept for AGX_TUNING_OUT; the classes of
  * a communicator listed (agx-info); AGX_ADAPT read. */
 void agx_learn_report(const agx_args *a, const agx_learn *e);

@@ -23,7 +23,15 @@ typedef struct {
     int throttle;
     unsigned send_flags;
     char bad[160];             /* what is wrong with the environment's values ("": nothing) */
+    int settled;               /* AGX_ADAPT: the library's call won every class (its table
+                                * index + 1; 0: not settled): blocking calls go straight to
+                                * it, a re-check through the agreement every `period` calls */
+    int since, period;         /* calls since the last agreed one; the re-checks' distance
+                                * (AGX_A2A_RECHECK_FIRST, doubled while nothing is new, at
+                                * most AGX_A2A_RECHECK) */
 } agx_a2a_state;
+#define AGX_A2A_RECHECK_FIRST 16
+#define AGX_A2A_RECHECK 256
 /* The throttle and send mode into g (an error code when the environment's are malformed);
  * makes the state on first use. */
 int agx_a2a_env(agx_ctx *ctx, agx_a2a_args *g);
