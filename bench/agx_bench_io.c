@@ -48,9 +48,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: agx-bench twophase --workload e3sm|flash|btio [-k LIST] [--kernel-meta K] [--kernel-data K]\n"
                "         [--aggregators N] [--cb-buffer-size B] [--layout even|striped] [--stripe-size B]\n"
                "         [--stripe-count N] [--file PATH | --no-write] [--vars N] [--cells N] [--block N]\n"
-               "         [-i N] [--read] [--csv F] [--json F]\n"
+               "         [--node-aggr on|off|auto] [-i N] [--read] [--csv F] [--json F]\n"
                "  -k LIST   runs: K (K for both exchanges), META/DATA, hybrid, auto, mpi (MPI_File_write_all);\n"
                "  --read    collective reads of the file written once (agx_file_read_all, mpi: MPI_File_read_all)\n"
+               "  --node-aggr  each node's requests merged at its first rank first (agx_io_hints.node_aggr)\n"
                "            default issend_all,spread_out,balanced,pairwise,tam,hybrid,auto,mpi\n"
                "  --no-write  exchanges only, no file (SMPI); --cells: e3sm cells per process and variable\n"
                "            (default 4096), btio grid edge N (default 64); --block: flash block edge (8)\n");
@@ -73,7 +74,8 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
         {"workload", 1, 0, 'W'}, {"kernel-meta", 1, 0, 'M'}, {"kernel-data", 1, 0, 'D'}, {"aggregators", 1, 0, 'A'},
         {"cb-buffer-size", 1, 0, 'B'}, {"layout", 1, 0, 'L'}, {"stripe-size", 1, 0, 'S'}, {"stripe-count", 1, 0, 'N'},
         {"file", 1, 0, 'F'}, {"no-write", 0, 0, 'n'}, {"vars", 1, 0, 'V'}, {"cells", 1, 0, 'E'}, {"block", 1, 0, 'K'},
-        {"csv", 1, 0, 'C'}, {"json", 1, 0, 'J'}, {"read", 0, 0, 'R'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+        {"csv", 1, 0, 'C'}, {"json", 1, 0, 'J'}, {"read", 0, 0, 'R'}, {"node-aggr", 1, 0, 'G'}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
     const char *meta = NULL, *data = NULL;
     long long v;
     int c;
@@ -116,6 +118,11 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
             if (num(c == 'B' ? "--cb-buffer-size" : "--stripe-size", optarg, 1, 1LL << 30, &v, 1, err, errlen))
                 return -1;
             *(c == 'B' ? &o->h.cb_buffer_size : &o->h.stripe_size) = v;
+            break;
+        case 'G':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto"))
+                return snprintf(err, errlen, "--node-aggr %s: on, off or auto", optarg), -1;
+            o->h.node_aggr = !strcmp(optarg, "on") ? 1 : !strcmp(optarg, "off") ? -1 : 0;
             break;
         case 'F': o->file = optarg; break;
         case 'n': o->no_write = 1; break;

@@ -349,6 +349,12 @@ typedef struct {
                                * call whose ranks' spans do not interleave and whose requests
                                * are large (16 KiB each on average) has each rank write its
                                * own, as ROMIO's automatic collective buffering does */
+    int node_aggr;            /* intra-node aggregation: 1: the ranks of each node hand
+                               * their requests (a write's data too) to its first rank,
+                               * which merges them and joins the runs that touch; only the
+                               * node leaders run the two phases and reach the file (a
+                               * read's bytes handed back); 0 (agx's choice: not yet
+                               * taken by itself) or -1: never */
 } agx_io_hints;
 
 /* Defaults: every field 0 / NULL, throttle -1. */

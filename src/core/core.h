@@ -59,7 +59,7 @@ typedef struct agx_cached agx_cached;
  * The layers above keep their own state in the context's slots: each attaches a pointer
  * with its free callback at first use (the idiom of MPI attributes), and the context
  * frees the slots, last first, before its own parts. */
-enum { AGX_SLOT_SELECT, AGX_SLOT_PAT, AGX_SLOT_IG, AGX_SLOT_A2A, AGX_SLOT_API, AGX_SLOT_API_AR, AGX_SLOT_LAST };
+enum { AGX_SLOT_SELECT, AGX_SLOT_PAT, AGX_SLOT_IG, AGX_SLOT_A2A, AGX_SLOT_API, AGX_SLOT_API_AR, AGX_SLOT_IO, AGX_SLOT_LAST };
 typedef struct {
     void *p;
     void (*release)(void *p);

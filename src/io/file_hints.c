@@ -38,6 +38,8 @@ static void read_hints(agx_file *f, MPI_Info info, int cb[2])
         strcpy(f->data, v), h.data_kernel = f->data;
     if (HINT("agx_throttle"))
         h.throttle = atoi(v) >= 0 ? atoi(v) : -1;
+    if (HINT("agx_node_aggregation"))
+        h.node_aggr = !strcasecmp(v, "enable") ? 1 : !strcasecmp(v, "disable") ? -1 : 0;
 #undef HINT
     for (int d = 0; d < 2; d++) {
         f->dir[d].h = h;

@@ -52,6 +52,9 @@ typedef struct {
     int reading;             /* 1: agx_file_read_all (the rounds run the other way) */
     long long fsize;         /* a read: the file's size on this rank */
     long long req_max;       /* agreed: the most requests of one rank */
+    long long bytes;         /* my requests' bytes */
+    int no_node;             /* the node leaders' own engine (twophase_node.c): never again */
+    int node;                /* the call went through the node's leader (twophase_node.c) */
     int cores;               /* agreed: the fewest cores a rank's node has online */
     agx_tp_req *req;         /* my non-empty requests in file order */
     long long nreq;
@@ -133,6 +136,12 @@ int agx_tp_typed_vote(agx_tp *t);
 int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
                        int (*sieve)(agx_tp *, long long, long long));
 
+/* twophase_node.c: whether the call aggregates on each node first (after agreement A:
+ * the hints, the regions R, the most requests and bytes of one rank; the same answer
+ * everywhere), and the call that way (every rank): the node's requests merged at its
+ * first rank, the leaders' engine, the outcome and a read's bytes handed back. */
+int agx_tp_node_ok(const agx_tp *t, const agx_regions *R, long long bytes_max);
+int agx_tp_node(agx_tp *t, const agx_regions *R);
 /* twophase_own.c: whether this rank lets its ranks write their own (the hints leave it to
  * agx, its requests are large: 16 KiB each on average; the buffer for the spans, with this
  * rank's span, requests and bytes in its place), before agreement A; after it, when every
@@ -176,8 +185,10 @@ int agx_tp_write(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *o
  * native 0, AGX_IO_NATIVE on every rank, with -1 an error. */
 int agx_tp_read(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
-/* twophase_write.c: both directions' driver (t prepared by agx_tp_write / agx_tp_read). */
+/* twophase_run.c: both directions' driver (t prepared by agx_tp_write / agx_tp_read). */
 int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats);
+/* twophase_write.c: steps 4-6, the rounds of either direction after the metadata. */
+int agx_tp_rounds(agx_tp *t);
 
 /* ---- the MPI-IO entries (file_flat.c, file_mpi.c) ---- */
 /* One instance of a datatype as runs of contiguous bytes in type-map order, adjacent

@@ -58,7 +58,7 @@ unsigned long long agx_tp_hints_hash(const agx_io_hints *h)
 {
     unsigned long long x = 1469598103934665603ULL;
     long long v[] = {h->aggregators, h->layout, h->stripe_size, h->stripe_count, h->cb_buffer_size,
-                     h->throttle, h->no_write, h->no_sieve, h->cb_always};
+                     h->throttle, h->no_write, h->no_sieve, h->cb_always, h->node_aggr};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         x = (x ^ (unsigned long long)v[i]) * 1099511628211ULL;
     for (const char *s = h->meta_kernel ? h->meta_kernel : "auto"; *s; s++)
@@ -77,7 +77,8 @@ static int check_file(agx_tp *t)
     char rep[MPI_MAX_DATAREP_STRING];
     MPI_Group fg, cg;
     int same, rc;
-    if (t->pfd >= 0) /* the drop-in's: its own default view over the file's group */
+    if (t->pfd >= 0 || t->no_node) /* the drop-in's: its own default view over the file's group;
+                                    * the node leaders': the whole call's, checked there */
         return MPI_SUCCESS;
     if (t->fh == MPI_FILE_NULL)
         return t->h.no_write ? MPI_SUCCESS : agx_error(MPI_ERR_FILE, "%s: fh is MPI_FILE_NULL", t->fn);
@@ -125,6 +126,7 @@ static int sort_requests(agx_tp *t)
             t->req[t->nreq++] = (agx_tp_req){.off = t->off[i], .len = t->len[i], .pos = pos};
         pos += t->len[i];
     }
+    t->bytes = pos;
     if (pos > 0 && !t->buf)
         return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to %s", t->fn, pos,
                          t->reading ? "read" : "write");

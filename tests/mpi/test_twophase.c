@@ -119,6 +119,7 @@ static void random_hints(unsigned seed, long long span, agx_io_hints *h)
     h->data_kernel = kernels[mt_rand(&rs) % NKERNELS];
     h->throttle = (int)(mt_rand(&rs) % 4) - 1;
     h->no_sieve = mt_rand(&rs) % 4 == 0;
+    h->node_aggr = mt_rand(&rs) % 3 == 0; /* each node's requests merged at its first rank */
     if (seed % 3 == 0) /* agx's choices: large requests are written by their ranks (own) */
         h->aggregators = 0, h->meta_kernel = h->data_kernel = NULL;
 }
@@ -231,6 +232,9 @@ static void errors(void)
     if (size > 1) {
         off[0] = rank == 1 ? 50 : 100 * rank; /* ranks 0 and 1 share [50, 100) */
         expect_error("overlap between ranks", fh, 1, off, len, buf, &h, MPI_ERR_ARG);
+        h.node_aggr = 1; /* found by the node's leader, or by the leaders' engine */
+        expect_error("overlap between ranks, node aggregation", fh, 1, off, len, buf, &h, MPI_ERR_ARG);
+        h.node_aggr = 0;
         off[0] = 100 * rank;
     }
     for (reading = 0; reading < 2; reading++) { /* writes, then reads */
