@@ -30,6 +30,9 @@
 
 typedef struct {
     MPI_Comm node, lead;        /* the node's ranks (its leader first); the leaders, or NULL */
+    int k;                      /* the node's ranks */
+    long long *hdr, *heap;      /* the leader's: 2 k counts, the merge's 3 k words */
+    int *cnt;                   /* the leader's: 5 k + 1 counts and displacements */
 } node_comms;
 
 static void comms_free(void *p)
@@ -39,29 +42,48 @@ static void comms_free(void *p)
         PMPI_Comm_free(&c->node);
     if (c->lead != MPI_COMM_NULL)
         PMPI_Comm_free(&c->lead);
+    free(c->hdr);
+    free(c->heap);
+    free(c->cnt);
     free(c);
 }
 
-/* The communicators of t's context, made at the first call that aggregates (collective). */
+/* The communicators of t's context and the leader's arrays of one node's size, made at
+ * the first call that aggregates (collective; a failure anywhere agreed). */
 static int comms_of(agx_tp *t, const agx_regions *R, node_comms **out)
 {
     if ((*out = agx_ctx_slot(t->a.ctx, AGX_SLOT_IO)))
         return MPI_SUCCESS;
-    node_comms *c = malloc(sizeof *c);
-    int me = t->a.rank, rc = MPI_SUCCESS, ok = c != NULL, all;
+    int me = t->a.rank, rc, all, k = R->size[R->region_of[me]], lead0 = R->local[me] == 0;
+    node_comms *c = calloc(1, sizeof *c);
+    if (c) {
+        c->node = c->lead = MPI_COMM_NULL, c->k = k;
+        if (lead0) {
+            c->hdr = malloc(2 * (size_t)k * sizeof(long long));
+            c->heap = malloc(3 * (size_t)k * sizeof(long long));
+            c->cnt = malloc((5 * (size_t)k + 1) * sizeof(int));
+        }
+    }
     MPI_Comm node = MPI_COMM_NULL, lead = MPI_COMM_NULL;
     if ((rc = PMPI_Comm_split(t->a.comm, R->region_of[me], me, &node)) == MPI_SUCCESS)
-        rc = PMPI_Comm_split(t->a.comm, R->local[me] == 0 ? 0 : MPI_UNDEFINED, me, &lead);
+        rc = PMPI_Comm_split(t->a.comm, lead0 ? 0 : MPI_UNDEFINED, me, &lead);
     if (rc == MPI_SUCCESS && lead != MPI_COMM_NULL)
         rc = agx_ctx_private(lead);
-    ok = ok && rc == MPI_SUCCESS;
+    int ok = rc == MPI_SUCCESS && c && (!lead0 || (c->hdr && c->heap && c->cnt));
     if ((rc = PMPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->a.comm)) == MPI_SUCCESS && !all)
         rc = agx_error(MPI_ERR_NO_MEM, "%s: could not make the node communicators", t->fn);
-    if (rc != MPI_SUCCESS || !all) {
-        comms_free(c ? (*c = (node_comms){node, lead}, c) : &(node_comms){node, lead});
+    if (!c) { /* nothing to keep them in */
+        if (node != MPI_COMM_NULL)
+            PMPI_Comm_free(&node);
+        if (lead != MPI_COMM_NULL)
+            PMPI_Comm_free(&lead);
         return rc;
     }
-    *c = (node_comms){node, lead};
+    c->node = node, c->lead = lead;
+    if (rc != MPI_SUCCESS) {
+        comms_free(c);
+        return rc;
+    }
     agx_ctx_attach(t->a.ctx, AGX_SLOT_IO, c, comms_free);
     *out = c;
     return MPI_SUCCESS;
@@ -69,10 +91,10 @@ static int comms_of(agx_tp *t, const agx_regions *R, node_comms **out)
 
 int agx_tp_node_ok(const agx_tp *t, const agx_regions *R, long long bytes_max)
 {
-    /* Only when asked (node_aggr 1): on one node of this project's 2-core machine, and on
-     * nodes emulated there, it measured slower than the engine alone (docs/RESULTS.md,
-     * "Intra-node aggregation"), and it has not met a real network here. The node's
-     * gathers count in ints: a node's records and bytes must fit. */
+    /* Only when asked (node_aggr 1): across emulated links it measured 1.04-1.39x faster
+     * than the engine alone, on shared memory 1.4-1.8x slower (docs/RESULTS.md,
+     * "Intra-node aggregation in the engine"), and agx's regions look the same either
+     * way. The node's gathers count in ints: a node's records and bytes must fit. */
     return t->h.node_aggr > 0 && !t->no_node && !t->h.no_write && t->req_max <= INT_MAX / R->max_size &&
            bytes_max <= (INT_MAX - 1) / R->max_size;
 }
@@ -150,7 +172,7 @@ static char *end_to_end(const agx_tp *t)
     return (t->reading ? t->out : (char *)t->buf) + (t->nreq ? t->req[0].pos : 0);
 }
 
-typedef struct {             /* the leader's side of one call */
+typedef struct {             /* the leader's side of one call (k-sized arrays: node_comms') */
     int k, *cnt, *dsp, *bcnt, *bdsp, *first;
     long long nrec, nbytes, nrun;
     long long *rec, *dpos, *heap;
@@ -161,11 +183,9 @@ typedef struct {             /* the leader's side of one call */
 
 static void leader_free(leader *L)
 {
-    free(L->cnt);
     size_t n = (size_t)(L->nrec ? L->nrec : 1), b = (size_t)(L->nbytes ? L->nbytes : 1);
     agx_tp_buf_free(L->rec, 2 * n * sizeof(long long));
     agx_tp_buf_free(L->dpos, n * sizeof(long long));
-    free(L->heap);
     agx_tp_buf_free(L->g, b);
     agx_tp_buf_free(L->m, b);
     agx_tp_buf_free(L->moff, n * sizeof(MPI_Offset));
@@ -184,12 +204,11 @@ static int leader_alloc(leader *L, const long long *hdr)
     size_t n = (size_t)(L->nrec ? L->nrec : 1), b = (size_t)(L->nbytes ? L->nbytes : 1);
     L->rec = agx_tp_buf(2 * n * sizeof(long long));
     L->dpos = agx_tp_buf(n * sizeof(long long));
-    L->heap = malloc(3 * (size_t)L->k * sizeof(long long));
     L->g = agx_tp_buf(b);
     L->m = agx_tp_buf(b);
     L->moff = agx_tp_buf(n * sizeof(MPI_Offset));
     L->mlen = agx_tp_buf(n * sizeof(int));
-    return L->rec && L->dpos && L->heap && L->g && L->m && L->moff && L->mlen ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return L->rec && L->dpos && L->g && L->m && L->moff && L->mlen ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
 /* Step 2's data: each record's bytes between the gathered (rank order) and the merged
@@ -230,23 +249,20 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
     int rc = comms_of(t, R, &c), k, me, err = MPI_SUCCESS, any = 1;
     if (rc != MPI_SUCCESS)
         return rc;
-    PMPI_Comm_size(c->node, &k);
+    k = c->k;
     PMPI_Comm_rank(c->node, &me);
     t->node = 1;
     t->st.meta_kernel = t->st.data_kernel = "node";
-    leader L = {.k = k};
-    long long mine[2] = {t->nreq, t->bytes}, *hdr = NULL;
+    leader L = {.k = k, .cnt = c->cnt, .heap = c->heap};
+    long long mine[2] = {t->nreq, t->bytes};
     char *mydata = NULL, *packed = NULL;
     double t0 = MPI_Wtime();
     /* 1. the counts; every buffer made and any failure agreed on the node before data move */
-    if (me == 0 && (!(L.cnt = malloc((5 * (size_t)k + 1) * sizeof(int))) ||
-                    !(hdr = malloc(2 * (size_t)k * sizeof(long long)))))
-        err = MPI_ERR_NO_MEM;
-    if ((rc = PMPI_Gather(mine, 2, MPI_LONG_LONG, hdr, 2, MPI_LONG_LONG, 0, c->node)) != MPI_SUCCESS)
+    if ((rc = PMPI_Gather(mine, 2, MPI_LONG_LONG, c->hdr, 2, MPI_LONG_LONG, 0, c->node)) != MPI_SUCCESS)
         goto out;
-    if (me == 0 && err == MPI_SUCCESS) {
+    if (me == 0) {
         L.dsp = L.cnt + k, L.bcnt = L.cnt + 2 * k, L.bdsp = L.cnt + 3 * k, L.first = L.cnt + 4 * k;
-        err = leader_alloc(&L, hdr);
+        err = leader_alloc(&L, c->hdr);
     }
     if (!(mydata = end_to_end(t)) && !(mydata = packed = agx_tp_buf((size_t)(t->bytes ? t->bytes : 1))))
         err = MPI_ERR_NO_MEM;
@@ -289,9 +305,9 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
         if (outcome[0] != MPI_SUCCESS && !outcome[1])
             PMPI_Error_class(outcome[0], &outcome[2]);
     }
-    /* 4. the outcome; a read's bytes */
-    double t2 = MPI_Wtime();
+    /* 4. the outcome (the wait for it is the rest: "other"); a read's bytes */
     rc = PMPI_Bcast(outcome, 3, MPI_INT, 0, c->node);
+    double t2 = MPI_Wtime();
     if (rc == MPI_SUCCESS && !outcome[1] && outcome[0] == MPI_SUCCESS && t->reading) {
         if (me == 0)
             leader_move(&L, 0);
@@ -308,7 +324,6 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
                              R->members[R->start[R->region_of[t->a.rank]]]);
 out:
     agx_tp_buf_free(packed, (size_t)(t->bytes ? t->bytes : 1));
-    free(hdr);
     leader_free(&L);
     return rc;
 }
