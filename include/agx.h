@@ -78,6 +78,11 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
  * inter-communicator the library's own MPI_Allreduce runs. */
 int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm);
+/* 1 when every reduction order gives the same bits for datatype under op (a predefined op
+ * on integers that wrap, logicals, bytes, MINLOC / MAXLOC on integer pairs), so that agx's
+ * algorithms and the MPI library's agree bit for bit; 0 otherwise (floating point, a
+ * user-defined op). Local. */
+int agx_allreduce_exact(MPI_Datatype datatype, MPI_Op op);
 
 /* ---- persistent and non-blocking collectives (docs/algorithms.md, "Requests") ----------
  * agx_<op>_init is MPI-4's persistent collective (MPI_Allgather_init & co.): collective, it

@@ -47,20 +47,27 @@ else
     grep -q "^agx-preload: rank 0: allreduce 13 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: alltoallv 6 calls through agx" "$t/out" || bad "persistent collectives with the progress thread"
   # the init's timing (AGX_ADAPT): agx's plan against the library's own persistent
-  # allgather, agreed even where one rank's clock disagrees (AGX_TEST_PTUNE_SKEW makes one
-  # rank see one candidate 1000 times slower; a disagreement would hang or give wrong
-  # blocks): agx's everywhere, then (Open MPI; MPICH's own is wrong) the library's
+  # allgather and integer allreduce (the double MAX is not timed: other bits), agreed
+  # even where one rank's clock disagrees (AGX_TEST_PTUNE_SKEW makes one rank see one
+  # candidate 1000 times slower; a disagreement would hang or give wrong blocks): agx's
+  # everywhere, then (Open MPI; MPICH's own is wrong) the library's
   AGX_ADAPT=1 AGX_TEST_PTUNE_SKEW=2:1:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 \
     --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
     grep -q "^agx-preload: rank 0: allgather 12 calls through agx" "$t/out" &&
-    { [ "$mpi" = mpich ] || grep -q "^agx: persistent allgather of .*: agx's (AGX_ADAPT)" "$t/out"; } ||
-    bad "persistent allgather timed at its init: agx's"
+    grep -q "^agx-preload: rank 0: allreduce 13 calls through agx" "$t/out" &&
+    { [ "$mpi" = mpich ] || { grep -q "^agx: persistent allgather of .*: agx's (AGX_ADAPT)" "$t/out" &&
+                              grep -q "^agx: persistent allreduce of 16 B .*: agx's (AGX_ADAPT)" "$t/out" &&
+                              [ "$(grep -c '^agx: persistent allreduce' "$t/out")" -eq 1 ]; }; } ||
+    bad "persistent allgather and integer allreduce timed at their init: agx's"
   if [ "$mpi" != mpich ]; then
     AGX_ADAPT=1 AGX_TEST_PTUNE_SKEW=2:0:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 \
       --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
       ! grep -q "^agx-preload: rank 0: allgather [0-9]* calls through agx" "$t/out" &&
       grep -q "^agx-preload: rank 0: left to the library: allgather 2 calls (persistent inits whose starts the library's own ran faster" "$t/out" &&
-      grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" || bad "persistent allgather timed at its init: the library's"
+      grep -q "^agx-preload: rank 0: left to the library: allreduce 1 calls (persistent inits whose starts the library's own ran faster" "$t/out" &&
+      grep -q "^agx-preload: rank 0: allreduce 7 calls through agx" "$t/out" &&
+      grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" ||
+      bad "persistent allgather and integer allreduce timed at their init: the library's (the double MAX stays agx's)"
   fi
   AGX_STATS=1 "${run[@]}" -n 2 --preload "$lib" "$app" --persistent > "$t/out" 2>&1
   rc=$?
@@ -124,7 +131,9 @@ for style in f77 f90 f08; do
     bad "no working $fc for $style (gfortran is in tools/bootstrap's packages)"; fortran_ok=0; continue
   fi
   "${run[@]}" -n 3 --threads "$t/pfr_$style" > "$t/ref" 2>&1 || { cp "$t/ref" "$t/out"; bad "Fortran $style, plain"; }
-  AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 --threads --preload "$lib" "$t/pf_$style" > "$t/out" 2>&1 &&
+  # (the persistent integer allreduce kept agx's at its init: one rank's clock makes the library's slow)
+  AGX_TEST_PTUNE_SKEW=0:1:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 --threads \
+    --preload "$lib" "$t/pf_$style" > "$t/out" 2>&1 &&
     grep -q "preload_f: 3 ranks, 0 wrong" "$t/out" || { bad "Fortran $style under the preload"; fortran_ok=0; continue; }
   for want in "allreduce 12" "allgather 5" "allgatherv 2" "alltoallv 1"; do
     grep -q "^agx-preload: rank 0: $want calls through agx" "$t/out" || { bad "Fortran $style: not '$want calls through agx'"; fortran_ok=0; }

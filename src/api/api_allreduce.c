@@ -112,6 +112,14 @@ static int allreduce(agx_args *a, const char *fn)
     return agx_run(a);
 }
 
+int agx_allreduce_exact(MPI_Datatype datatype, MPI_Op op)
+{
+    agx_ar_args g = {.type = datatype, .op = op};
+    if (datatype == MPI_DATATYPE_NULL || op == MPI_OP_NULL || agx_ar_type(&g) != MPI_SUCCESS)
+        return 0;
+    return g.exact && !g.unproven;
+}
+
 int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {

@@ -33,6 +33,37 @@ void agx_preload_count_name(int op, const char *alg, long long nbytes); /* the s
 long long agx_preload_bytes(MPI_Comm comm, int n, int all, const int *counts, MPI_Datatype t); /* the bytes */
 enum { AGX_LEFT_ENABLE, AGX_LEFT_THREAD, AGX_LEFT_INTER, AGX_LEFT_RANK, AGX_LEFT_TIMED, AGX_LEFT_N };
 void agx_preload_left(int op, int why); /* a call left to the library, and why (AGX_LEFT_*) */
+#ifdef INIT
+/* preload_persist.c: agx's request r, made with code rc, as the program's persistent MPI
+ * handle in the table of agx's handles (nbytes: what a start delivers, for the report;
+ * on failure r is freed); and a start of such a handle that the report does not count
+ * (the init's timing). */
+int agx_persist_adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes);
+int agx_persist_start_quiet(MPI_Request h);
+/* preload_ptune.c: a persistent init timed (AGX_ADAPT): agx's plan against the library's
+ * own persistent call on scratch buffers; 1 when the library's is faster (agreed: the
+ * same answer on every rank of comm). The candidates are made by mk_agx / mk_lib on the
+ * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
+#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather's receive buffer,
+                                    * an allreduce's vector */
+typedef struct {
+    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
+    agx_op op;
+    long long bytes;       /* what decides whether to time: alike on every rank */
+    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
+                            * complex to copy) */
+    int in_place;
+    int exact;             /* both give the same bits (data movement, exact reductions):
+                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
+    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
+    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
+    const void *arg;       /* the init's arguments */
+} agx_ptune;
+int agx_ptune_library_faster(const agx_ptune *c, MPI_Comm comm);
+/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
+ * that simple (a lower bound, data outside the extent). */
+long long agx_ptune_span(MPI_Datatype t, long long count);
+#endif
 /* preload_foreign.c: the program's MPI library is not the one this build links (then
  * every entry steps aside), and a function of the program's own MPI library by name. */
 int agx_preload_foreign(void);

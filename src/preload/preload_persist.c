@@ -148,128 +148,10 @@ static int through_agx(int op, MPI_Comm comm)
     return 0;
 }
 
-/* ---- ADCL's idea at the init (AGX_ADAPT, the preload's default): a persistent allgather
- * of at most TUNE_BYTES received per rank starts agx's plan and the library's own
- * persistent allgather, on scratch buffers, TUNE_STARTS times each, interleaved,
- * through the program's own path (MPI_Start, MPI_Wait); the slowest rank's sums are
- * agreed (MAX), so every rank keeps the same one. At these sizes the handle's relay (a
- * receive posted and fired per start) can cost more than agx's plan saves: 2 ranks, 8 B,
- * agx's plan 0.32 us per start, through the handle 0.47-0.50, the library's 0.36-0.38.
- * Not under MPICH, whose own persistent allgather (4.0.2) returns stale blocks from its
- * second start. What one rank alone knows (its AGX_ADAPT, its receive type's layout, its
- * scratch) is agreed before anything is made. ---- */
-#define TUNE_BYTES (64 << 10)
-#define TUNE_STARTS 16
-#ifndef MPICH
-
-/* AGX_TEST_PTUNE_SKEW=RANK:CAND:FACTOR (tests only): that rank (of MPI_COMM_WORLD) times
- * candidate CAND (0 agx's, 1 the library's) FACTOR times longer: a clock that disagrees. */
-static double skew(int cand)
+int agx_persist_adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
 {
-    int rank = -1, which = -1, me = -2;
-    double factor = 1;
-    const char *e = getenv("AGX_TEST_PTUNE_SKEW");
-    if (!e || sscanf(e, "%d:%d:%lf", &rank, &which, &factor) != 3 || which != cand)
-        return 1;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &me);
-    return me == rank ? factor : 1;
-}
-
-/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
- * that simple (a lower bound, data outside the extent). */
-static long long span(MPI_Datatype t, long long count)
-{
-    MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
-    PMPI_Type_get_extent(t, &lb, &ext);
-    PMPI_Type_get_true_extent(t, &tlb, &text);
-    return !lb && tlb >= 0 && tlb + text <= ext ? count * ext : -1;
-}
-
-/* One start and its completion through the program's path; its seconds (< 0: failed). */
-static double timed_start(MPI_Request *h, int agxs)
-{
-    entry e;
-    double t0 = PMPI_Wtime();
-    int rc = agxs ? (lookup(*h, &e) ? agx_start(&e.r) : MPI_ERR_REQUEST) : MPI_Start(h);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Wait(h, MPI_STATUS_IGNORE);
-    return rc == MPI_SUCCESS ? PMPI_Wtime() - t0 : -1;
-}
-
-#endif
-
-/* 1: the library's own is faster here (the init hands the program the library's). */
-static int library_faster(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
-                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
-{
-#ifdef MPICH
-    return (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvcount, (void)recvtype, (void)comm, (void)info, 0;
-#else
-    const char *a = getenv("AGX_ADAPT");
-    int p = 1, rank = 0, size = 0, ok;
-    PMPI_Comm_size(comm, &p);
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Type_size(recvtype, &size);
-    long long bytes = (long long)p * recvcount * size; /* alike on every rank (MPI's rule) */
-    if (p < 2 || bytes <= 0 || bytes > TUNE_BYTES)
-        return 0;
-    long long room = span(recvtype, (long long)p * recvcount); /* this rank's types' own */
-    long long sroom = sendbuf == MPI_IN_PLACE ? 0 : span(sendtype, sendcount);
-    int mine = a && (!strcmp(a, "1") || !strcasecmp(a, "any")) && room >= 0 && sroom >= 0 &&
-               room + sroom <= 4 * TUNE_BYTES;
-    char *scratch = mine ? calloc((size_t)(room + sroom + 1), 1) : NULL; /* the program's buffers */
-    agx_request r = AGX_REQUEST_NULL;
-    MPI_Request h[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int made = scratch != NULL; /* every rank, or none (agx's init is collective) */
-    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !ok) {
-        free(scratch);
-        return 0;
-    }
-    const void *sbuf = sendbuf == MPI_IN_PLACE ? sendbuf : scratch + room; /* stay untouched */
-    made = agx_allgather_init(sbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &r) ==
-           MPI_SUCCESS; /* agreed there: alike on every rank */
-    if (made && (agx_request_mpi(&r, &h[0]) != MPI_SUCCESS || !reserve()))
-        made = 0, agx_request_free(&r), h[0] = MPI_REQUEST_NULL;
-    else if (made) {
-        pthread_mutex_lock(&tlock);
-        put((entry){.h = h[0], .r = r, .op = AGX_OP_ALLGATHER});
-        pthread_mutex_unlock(&tlock);
-    }
-    made = made && PINIT(Allgather)(sbuf, sendcount, sendtype, scratch, recvcount, recvtype, comm, info, &h[1]) ==
-                       MPI_SUCCESS;
-    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        ok = 0;
-    double t[3] = {0, 0, 0}; /* agx's, the library's, a failure */
-    for (int i = -1; ok && i < TUNE_STARTS; i++) /* i = -1: a warm-up of each, not counted */
-        for (int k = 0; k < 2; k++) {
-            int c = (i + k) & 1; /* interleaved, each first in turn */
-            double dt = timed_start(&h[c], c == 0);
-            t[2] = dt < 0 ? 1 : t[2];
-            t[c] += i >= 0 && dt > 0 ? dt * skew(c) : 0;
-        }
-    if (ok)
-        PMPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, comm);
-    if (h[0] != MPI_REQUEST_NULL) { /* the scratch candidates freed, the table's entry too */
-        entry e;
-        if (lookup(h[0], &e))
-            MPI_Request_free(&h[0]);
-    }
-    if (h[1] != MPI_REQUEST_NULL)
-        PMPI_Request_free(&h[1]);
-    free(scratch);
-    int lib = ok && !t[2] && t[1] < t[0];
-    if (ok && !rank && agx_preload_set("AGX_VERBOSE"))
-        fprintf(stderr, "agx: persistent allgather of %lld B per rank (%d ranks): agx's plan %.3g us, the library's "
-                "own %.3g us per start (slowest rank, %d starts each): %s (AGX_ADAPT)\n", bytes / p, p,
-                t[0] * 1e6 / TUNE_STARTS, t[1] * 1e6 / TUNE_STARTS, TUNE_STARTS,
-                lib ? "the library's own" : "agx's");
-    return lib;
-#endif
-}
-
-/* agx's request r, made with code rc, as the program's persistent MPI request. */
-static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
-{
+    if (rc == MPI_SUCCESS && !reserve())
+        rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS || (rc = agx_request_mpi(r, request)) != MPI_SUCCESS) {
         agx_request_free(r);
         return rc;
@@ -282,6 +164,45 @@ static int adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Co
     return MPI_SUCCESS;
 }
 
+int agx_persist_start_quiet(MPI_Request h)
+{
+    entry e;
+    return lookup(h, &e) ? agx_start(&e.r) : MPI_ERR_REQUEST;
+}
+
+/* The timed inits' candidates (preload_ptune.c), on its scratch: arg is the init's own
+ * argument list. */
+typedef struct {
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    MPI_Info info;
+} init_args;
+
+static int ag_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_allgather_init(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, r);
+}
+
+static int ag_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Allgather)(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, h);
+}
+
+static int ar_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_allreduce_init(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, r);
+}
+
+static int ar_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Allreduce)(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, h);
+}
+
 AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
@@ -289,12 +210,23 @@ AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype 
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLGATHER, comm))
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-    if (library_faster(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info)) {
+    int p = 1, size = 0, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Type_size(recvtype, &size);
+    init_args x = {sendcount, recvcount, sendtype, recvtype, MPI_OP_NULL, info};
+    char what[64];
+    snprintf(what, sizeof what, "allgather of %lld B per rank", (long long)recvcount * size);
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHER, .bytes = (long long)p * recvcount * size,
+                   .room = agx_ptune_span(recvtype, (long long)p * recvcount),
+                   .sroom = in_place ? 0 : agx_ptune_span(sendtype, sendcount), .in_place = in_place, .exact = 1,
+                   .mk_agx = ag_agx, .mk_lib = ag_lib, .arg = &x};
+    if (agx_ptune_library_faster(&c, comm)) {
         agx_preload_left(AGX_OP_ALLGATHER, AGX_LEFT_TIMED);
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     }
-    return adopt(agx_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, &r), &r,
-                 request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
+    return agx_persist_adopt(agx_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                                info, &r),
+                             &r, request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
 }
 
 AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -305,19 +237,34 @@ AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype
     if (!through_agx(AGX_OP_ALLGATHERV, comm))
         return PINIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                  request);
-    return adopt(agx_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
-                                     &r),
-                 &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
+    return agx_persist_adopt(agx_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                                 comm, info, &r),
+                             &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
+/* An allreduce is timed where agx's plan and the library's give the same bits (integers,
+ * logicals: agx_allreduce_exact), or under AGX_ADAPT=any. */
 AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLREDUCE, comm))
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    return adopt(agx_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, &r), &r, request,
-                 AGX_OP_ALLREDUCE, comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
+    int size = 0, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Type_size(datatype, &size);
+    init_args x = {count, count, datatype, datatype, op, info};
+    char what[64];
+    snprintf(what, sizeof what, "allreduce of %lld B", (long long)count * size);
+    long long room = agx_ptune_span(datatype, count);
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLREDUCE, .bytes = (long long)count * size, .room = room,
+                   .sroom = in_place ? 0 : room, .in_place = in_place, .exact = agx_allreduce_exact(datatype, op),
+                   .mk_agx = ar_agx, .mk_lib = ar_lib, .arg = &x};
+    if (agx_ptune_library_faster(&c, comm)) {
+        agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_TIMED);
+        return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
+    }
+    return agx_persist_adopt(agx_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, &r), &r, request,
+                             AGX_OP_ALLREDUCE, comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
 }
 
 AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -328,9 +275,9 @@ AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], cons
     if (!through_agx(AGX_OP_ALLTOALLV, comm))
         return PINIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                 info, request);
-    return adopt(agx_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                    comm, info, &r),
-                 &r, request, AGX_OP_ALLTOALLV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
+    return agx_persist_adopt(agx_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                                recvtype, comm, info, &r),
+                             &r, request, AGX_OP_ALLTOALLV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
 /* ---- the calls that reach agx's requests ----------------------------------------------- */
