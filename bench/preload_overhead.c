@@ -10,7 +10,8 @@
  * MPIX_Allgather_init; agx's plan under the preload, with AGX_PROGRESS_THREAD=1) and once
  * with PMPI_ (the library's own persistent allgather), each block MPI_Start + MPI_Wait
  * CALLS times (the program initialises with MPI_THREAD_MULTIPLE, which agx's requests need);
- * persistent_allreduce: the same with MPI_Allreduce_init (BYTES of MPI_INT under MPI_SUM).
+ * persistent_allreduce: the same with MPI_Allreduce_init (BYTES of MPI_INT under MPI_SUM),
+ * persistent_alltoallv with MPI_Alltoallv_init (BYTES to each rank).
  *   tools/agxrun -n 2 --preload build/lib/libagx-preload.so \
  *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS] [OP]
  */
@@ -26,11 +27,15 @@
 #define PINIT PMPI_Allgather_init
 #define INIT_AR MPI_Allreduce_init
 #define PINIT_AR PMPI_Allreduce_init
+#define INIT_A2A MPI_Alltoallv_init
+#define PINIT_A2A PMPI_Alltoallv_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define INIT MPIX_Allgather_init
 #define PINIT PMPIX_Allgather_init
 #define INIT_AR MPIX_Allreduce_init
 #define PINIT_AR PMPIX_Allreduce_init
+#define INIT_A2A MPIX_Alltoallv_init
+#define PINIT_A2A PMPIX_Alltoallv_init
 #endif
 
 static int cmp(const void *a, const void *b)
@@ -39,7 +44,7 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { ALLGATHER, ALLREDUCE, ALLTOALLV, PERSISTENT, PERSISTENT_AR };
+enum { ALLGATHER, ALLREDUCE, ALLTOALLV, PERSISTENT, PERSISTENT_AR, PERSISTENT_A2A };
 static int op, *cnt, *dsp;
 static MPI_Request preq[2]; /* persistent: [1] made through MPI_ (the preload's), [0] through PMPI_ */
 
@@ -60,6 +65,7 @@ static void one(int interposed, char *s, char *r, int n)
         break;
     case PERSISTENT:
     case PERSISTENT_AR:
+    case PERSISTENT_A2A:
         MPI_Start(&preq[interposed]);
         MPI_Wait(&preq[interposed], MPI_STATUS_IGNORE);
         break;
@@ -96,19 +102,20 @@ int main(int argc, char **argv)
         calls = argc > 3 ? atoi(argv[3]) : 200;
     const char *opname = argc > 4 ? argv[4] : "allgather";
     static const char *names[] = {"Allgather", "Allreduce", "Alltoallv", "Allgather_init start",
-                                  "Allreduce_init start"};
+                                  "Allreduce_init start", "Alltoallv_init start"};
     op = !strcmp(opname, "allreduce") ? ALLREDUCE : !strcmp(opname, "alltoallv") ? ALLTOALLV
        : !strcmp(opname, "persistent_allreduce") ? PERSISTENT_AR
+       : !strcmp(opname, "persistent_alltoallv") ? PERSISTENT_A2A
        : persistent                   ? PERSISTENT : ALLGATHER;
 #ifndef INIT
     persistent = persistent && (rank == 0 && fprintf(stderr, "this MPI has no persistent collectives\n"), 0);
 #endif
     if (n < 0 || blocks < 1 || calls < 1 || (op == ALLGATHER && strcmp(opname, "allgather")) ||
-        ((op == PERSISTENT || op == PERSISTENT_AR) && !persistent) ||
+        (op >= PERSISTENT && !persistent) ||
         (op == PERSISTENT && strcmp(opname, "persistent"))) {
         if (rank == 0)
             fprintf(stderr, "usage: preload_overhead [BYTES >= 0] [BLOCKS >= 1] [CALLS >= 1] "
-                    "[allgather|allreduce|alltoallv|persistent|persistent_allreduce]\n");
+                    "[allgather|allreduce|alltoallv|persistent|persistent_allreduce|persistent_alltoallv]\n");
         MPI_Finalize();
         return 1;
     }
@@ -121,6 +128,10 @@ int main(int argc, char **argv)
     if (op == PERSISTENT) {
         INIT(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[1]);
         PINIT(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[0]);
+    }
+    if (op == PERSISTENT_A2A) { /* BYTES to each rank, as alltoallv */
+        INIT_A2A(s, cnt, dsp, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[1]);
+        PINIT_A2A(s, cnt, dsp, MPI_BYTE, r, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[0]);
     }
     if (op == PERSISTENT_AR) { /* BYTES of MPI_INT under MPI_SUM, as allreduce */
         INIT_AR(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &preq[1]);
@@ -142,7 +153,7 @@ int main(int argc, char **argv)
         printf("preload_overhead: %d ranks, %d B: MPI_%s %.3f us, PMPI_%s %.3f us, "
                "difference %.3f us per call (median of %d blocks of %d calls, interleaved)\n",
                p, n, names[op], d[1] * 1e6, names[op], d[0] * 1e6, (d[1] - d[0]) * 1e6, blocks, calls);
-    for (int w = 0; w < 2 && (op == PERSISTENT || op == PERSISTENT_AR); w++)
+    for (int w = 0; w < 2 && op >= PERSISTENT; w++)
         MPI_Request_free(&preq[w]);
     free(s), free(r), free(t[0]), free(t[1]), free(cnt), free(dsp);
     MPI_Finalize();

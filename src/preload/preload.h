@@ -41,28 +41,17 @@ void agx_preload_left(int op, int why); /* a call left to the library, and why (
 int agx_persist_adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes);
 int agx_persist_start_quiet(MPI_Request h);
 /* preload_ptune.c: a persistent init timed (AGX_ADAPT): agx's plan against the library's
- * own persistent call on scratch buffers; 1 when the library's is faster (agreed: the
- * same answer on every rank of comm). The candidates are made by mk_agx / mk_lib on the
- * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
-#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather's receive buffer,
-                                    * an allreduce's vector */
-typedef struct {
-    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
-    agx_op op;
-    long long bytes;       /* what decides whether to time: alike on every rank */
-    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
-                            * complex to copy) */
-    int in_place;
-    int exact;             /* both give the same bits (data movement, exact reductions):
-                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
-    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
-    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
-    const void *arg;       /* the init's arguments */
-} agx_ptune;
-int agx_ptune_library_faster(const agx_ptune *c, MPI_Comm comm);
-/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
- * that simple (a lower bound, data outside the extent). */
-long long agx_ptune_span(MPI_Datatype t, long long count);
+ * own persistent call on scratch buffers, with the init's arguments; 1 when the library's
+ * is faster (agreed: the same answer on every rank of comm; collective). */
+int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                         const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+int agx_ptune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Info info);
+int agx_ptune_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                        const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info);
 #endif
 /* preload_foreign.c: the program's MPI library is not the one this build links (then
  * every entry steps aside), and a function of the program's own MPI library by name. */

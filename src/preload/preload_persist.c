@@ -170,39 +170,6 @@ int agx_persist_start_quiet(MPI_Request h)
     return lookup(h, &e) ? agx_start(&e.r) : MPI_ERR_REQUEST;
 }
 
-/* The timed inits' candidates (preload_ptune.c), on its scratch: arg is the init's own
- * argument list. */
-typedef struct {
-    int scount, rcount;
-    MPI_Datatype stype, rtype;
-    MPI_Op op;
-    MPI_Info info;
-} init_args;
-
-static int ag_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
-{
-    const init_args *x = arg;
-    return agx_allgather_init(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, r);
-}
-
-static int ag_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
-{
-    const init_args *x = arg;
-    return PINIT(Allgather)(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, h);
-}
-
-static int ar_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
-{
-    const init_args *x = arg;
-    return agx_allreduce_init(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, r);
-}
-
-static int ar_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
-{
-    const init_args *x = arg;
-    return PINIT(Allreduce)(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, h);
-}
-
 AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                MPI_Request *request)
@@ -210,17 +177,7 @@ AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype 
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLGATHER, comm))
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-    int p = 1, size = 0, in_place = sendbuf == MPI_IN_PLACE;
-    PMPI_Comm_size(comm, &p);
-    PMPI_Type_size(recvtype, &size);
-    init_args x = {sendcount, recvcount, sendtype, recvtype, MPI_OP_NULL, info};
-    char what[64];
-    snprintf(what, sizeof what, "allgather of %lld B per rank", (long long)recvcount * size);
-    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHER, .bytes = (long long)p * recvcount * size,
-                   .room = agx_ptune_span(recvtype, (long long)p * recvcount),
-                   .sroom = in_place ? 0 : agx_ptune_span(sendtype, sendcount), .in_place = in_place, .exact = 1,
-                   .mk_agx = ag_agx, .mk_lib = ag_lib, .arg = &x};
-    if (agx_ptune_library_faster(&c, comm)) {
+    if (agx_ptune_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info)) {
         agx_preload_left(AGX_OP_ALLGATHER, AGX_LEFT_TIMED);
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     }
@@ -237,29 +194,23 @@ AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype
     if (!through_agx(AGX_OP_ALLGATHERV, comm))
         return PINIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                  request);
+    if (agx_ptune_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm, info)) {
+        agx_preload_left(AGX_OP_ALLGATHERV, AGX_LEFT_TIMED);
+        return PINIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+                                 request);
+    }
     return agx_persist_adopt(agx_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                                                  comm, info, &r),
                              &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
 }
 
-/* An allreduce is timed where agx's plan and the library's give the same bits (integers,
- * logicals: agx_allreduce_exact), or under AGX_ADAPT=any. */
 AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLREDUCE, comm))
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    int size = 0, in_place = sendbuf == MPI_IN_PLACE;
-    PMPI_Type_size(datatype, &size);
-    init_args x = {count, count, datatype, datatype, op, info};
-    char what[64];
-    snprintf(what, sizeof what, "allreduce of %lld B", (long long)count * size);
-    long long room = agx_ptune_span(datatype, count);
-    agx_ptune c = {.what = what, .op = AGX_OP_ALLREDUCE, .bytes = (long long)count * size, .room = room,
-                   .sroom = in_place ? 0 : room, .in_place = in_place, .exact = agx_allreduce_exact(datatype, op),
-                   .mk_agx = ar_agx, .mk_lib = ar_lib, .arg = &x};
-    if (agx_ptune_library_faster(&c, comm)) {
+    if (agx_ptune_allreduce(sendbuf, count, datatype, op, comm, info)) {
         agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_TIMED);
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     }
@@ -275,6 +226,11 @@ AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], cons
     if (!through_agx(AGX_OP_ALLTOALLV, comm))
         return PINIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                 info, request);
+    if (agx_ptune_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, comm, info)) {
+        agx_preload_left(AGX_OP_ALLTOALLV, AGX_LEFT_TIMED);
+        return PINIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                info, request);
+    }
     return agx_persist_adopt(agx_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                                 recvtype, comm, info, &r),
                              &r, request, AGX_OP_ALLTOALLV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));

@@ -1,19 +1,20 @@
 /*
  * ADCL's idea at a persistent collective's init (Gabriel, Huang, IPDPS 2007; AGX_ADAPT,
- * the preload's default; docs/algorithms.md, "Requests"): a small persistent allgather or
- * allreduce (at most TUNE_BYTES: the allgather's receive buffer, the allreduce's vector)
- * starts agx's plan and the library's own persistent call on scratch buffers, in rounds
- * in turn (TUNE_ROUNDS each: one untimed start, then TUNE_BLOCK back to back, timed),
- * through the program's own path (a start, MPI_Wait); the slowest rank's median rounds
- * are agreed (MAX), so every rank hands the program the same one, agx's only where it
- * is TUNE_MARGIN faster. (Single starts in turn measured each one after the other's: at
- * 2 ranks, 1 KiB, agx's plan 1.25 against 1.30 us there, 1.60 against 1.19 in a loop.) At these sizes the handle's relay (a receive posted and fired per
- * start) can cost more than agx's plan saves: 2 ranks, an 8 B allgather, agx's plan 0.32
- * us per start, through the handle 0.47-0.50, the library's 0.36-0.38; a 4-rank 8 B
- * allreduce through the handle 15.8 us against the library's 6.3. Not under MPICH, whose
- * own persistent allgather (4.0.2) returns stale blocks from its second start. What one
- * rank alone knows (its AGX_ADAPT, its types' layouts, its scratch, whether the reduction
- * gives the same bits in any order) is agreed before anything is made.
+ * the preload's default; docs/algorithms.md, "Requests"): a small persistent allgather,
+ * allgatherv, allreduce or alltoallv (at most AGX_PTUNE_BYTES) starts agx's plan and the
+ * library's own persistent call on scratch buffers, in rounds in turn (TUNE_ROUNDS each:
+ * one untimed start, then TUNE_BLOCK back to back, timed), through the program's own path
+ * (a start, MPI_Wait); the slowest rank's median rounds are agreed (MAX), so every rank
+ * hands the program the same one, agx's only where it is TUNE_MARGIN faster. (Single
+ * starts in turn measured each one after the other's: at 2 ranks, a 1 KiB allreduce,
+ * agx's plan 1.25 against 1.30 us there, 1.60 against 1.19 in a loop.) At these sizes the
+ * handle's relay (a receive posted and fired per start) can cost more than agx's plan
+ * saves: 2 ranks, an 8 B allgather, agx's plan 0.32 us per start, through the handle
+ * 0.47-0.50, the library's 0.36-0.38; a 4-rank 8 B allreduce through the handle 15.8 us
+ * against the library's 6.3. Not under MPICH, whose own persistent allgather (4.0.2)
+ * returns stale blocks from its second start. What one rank alone knows (its AGX_ADAPT,
+ * its types' layouts, its scratch, an alltoallv's sizes, whether the reduction gives the
+ * same bits in any order) is agreed before anything is made.
  */
 #include "preload.h"
 
@@ -23,6 +24,24 @@
 #include <strings.h>
 
 #ifdef INIT
+#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather(v)'s receive buffer,
+                                    * an allreduce's vector; an alltoallv's buffers per rank */
+/* One init's timing: its candidates, made by mk_agx / mk_lib on the scratch (sbuf:
+ * MPI_IN_PLACE where the call is in place). */
+typedef struct {
+    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
+    agx_op op;
+    long long bytes;       /* what decides whether to time: alike on every rank */
+    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
+                            * complex to copy) */
+    int in_place;
+    int exact;             /* both give the same bits (data movement, exact reductions):
+                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
+    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
+    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
+    const void *arg;       /* the init's arguments */
+} agx_ptune;
+
 #define TUNE_ROUNDS 8  /* per candidate: rounds, in turn with the other's */
 #define TUNE_BLOCK 8   /* starts timed back to back in a round, after one untimed */
 #define TUNE_MARGIN 0.03 /* agx's plan is kept when at least this much faster */
@@ -60,7 +79,9 @@ static double timed_starts(MPI_Request *h, int agxs, int n)
 }
 #endif
 
-long long agx_ptune_span(MPI_Datatype t, long long count)
+/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
+ * that simple (a lower bound, data outside the extent). */
+static long long span(MPI_Datatype t, long long count)
 {
     MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
     PMPI_Type_get_extent(t, &lb, &ext);
@@ -68,7 +89,7 @@ long long agx_ptune_span(MPI_Datatype t, long long count)
     return !lb && tlb >= 0 && tlb + text <= ext ? count * ext : -1;
 }
 
-int agx_ptune_library_faster(const agx_ptune *c, MPI_Comm comm)
+static int library_faster(const agx_ptune *c, MPI_Comm comm)
 {
 #ifdef MPICH
     return (void)c, (void)comm, 0;
@@ -122,5 +143,141 @@ int agx_ptune_library_faster(const agx_ptune *c, MPI_Comm comm)
                 t[0] * 1e6, t[1] * 1e6, TUNE_ROUNDS, TUNE_BLOCK, lib ? "the library's own" : "agx's");
     return lib;
 #endif
+}
+/* ---- the candidates of each operation, on the scratch: arg is the init's own argument
+ * list ---- */
+typedef struct {
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    MPI_Info info;
+    const int *sc, *sd, *rc, *rd; /* the v-calls' counts and displacements */
+} init_args;
+
+/* Elements of a v-call's buffer from its start to its last block's end (-1: a negative
+ * displacement or count, a layout not simple to copy). */
+static long long v_end(int n, const int *counts, const int *displs)
+{
+    long long end = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0 || (counts[i] && displs[i] < 0))
+            return -1;
+        end = counts[i] && (long long)displs[i] + counts[i] > end ? (long long)displs[i] + counts[i] : end;
+    }
+    return end;
+}
+
+static int agv_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_allgatherv_init(sbuf, x->scount, x->stype, rbuf, x->rc, x->rd, x->rtype, comm, x->info, r);
+}
+
+static int agv_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Allgatherv)(sbuf, x->scount, x->stype, rbuf, x->rc, x->rd, x->rtype, comm, x->info, h);
+}
+
+static int a2a_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_alltoallv_init(sbuf, x->sc, x->sd, x->stype, rbuf, x->rc, x->rd, x->rtype, comm, x->info, r);
+}
+
+static int a2a_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Alltoallv)(sbuf, x->sc, x->sd, x->stype, rbuf, x->rc, x->rd, x->rtype, comm, x->info, h);
+}
+
+static int ag_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_allgather_init(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, r);
+}
+
+static int ag_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Allgather)(sbuf, x->scount, x->stype, rbuf, x->rcount, x->rtype, comm, x->info, h);
+}
+
+static int ar_agx(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r)
+{
+    const init_args *x = arg;
+    return agx_allreduce_init(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, r);
+}
+
+static int ar_lib(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h)
+{
+    const init_args *x = arg;
+    return PINIT(Allreduce)(sbuf, rbuf, x->rcount, x->rtype, x->op, comm, x->info, h);
+}
+
+
+int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
+{
+    int p = 1, size = 0, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Type_size(recvtype, &size);
+    init_args x = {sendcount, recvcount, sendtype, recvtype, MPI_OP_NULL, info, NULL, NULL, NULL, NULL};
+    char what[64];
+    snprintf(what, sizeof what, "allgather of %lld B per rank", (long long)recvcount * size);
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHER, .bytes = (long long)p * recvcount * size,
+                   .room = span(recvtype, (long long)p * recvcount), .sroom = in_place ? 0 : span(sendtype, sendcount),
+                   .in_place = in_place, .exact = 1, .mk_agx = ag_agx, .mk_lib = ag_lib, .arg = &x};
+    return library_faster(&c, comm);
+}
+
+int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                         const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
+{
+    int p = 1, size = 0, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Type_size(recvtype, &size);
+    long long tot = 0, end = recvcounts && displs ? v_end(p, recvcounts, displs) : -1;
+    for (int i = 0; end >= 0 && i < p; i++)
+        tot += recvcounts[i];
+    init_args x = {sendcount, 0, sendtype, recvtype, MPI_OP_NULL, info, NULL, NULL, recvcounts, displs};
+    char what[64];
+    snprintf(what, sizeof what, "allgatherv of %lld B", tot * size);
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHERV, .bytes = end < 0 ? 0 : tot * size, /* alike (MPI's rule) */
+                   .room = end < 0 ? -1 : span(recvtype, end), .sroom = in_place ? 0 : span(sendtype, sendcount),
+                   .in_place = in_place, .exact = 1, .mk_agx = agv_agx, .mk_lib = agv_lib, .arg = &x};
+    return library_faster(&c, comm);
+}
+
+/* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
+int agx_ptune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Info info)
+{
+    int size = 0, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Type_size(datatype, &size);
+    init_args x = {count, count, datatype, datatype, op, info, NULL, NULL, NULL, NULL};
+    char what[64];
+    snprintf(what, sizeof what, "allreduce of %lld B", (long long)count * size);
+    long long room = span(datatype, count);
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLREDUCE, .bytes = (long long)count * size, .room = room,
+                   .sroom = in_place ? 0 : room, .in_place = in_place, .exact = agx_allreduce_exact(datatype, op),
+                   .mk_agx = ar_agx, .mk_lib = ar_lib, .arg = &x};
+    return library_faster(&c, comm);
+}
+
+int agx_ptune_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                        const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info)
+{
+    int p = 1, in_place = sendbuf == MPI_IN_PLACE;
+    PMPI_Comm_size(comm, &p);
+    long long rend = recvcounts && rdispls ? v_end(p, recvcounts, rdispls) : -1;
+    long long send = in_place ? 0 : sendcounts && sdispls ? v_end(p, sendcounts, sdispls) : -1;
+    init_args x = {0, 0, sendtype, recvtype, MPI_OP_NULL, info, sendcounts, sdispls, recvcounts, rdispls};
+    /* each rank's own sizes: its scratch's limit decides (agreed), no bytes alike everywhere */
+    agx_ptune c = {.what = "alltoallv", .op = AGX_OP_ALLTOALLV, .bytes = 1, .room = rend < 0 ? -1 : span(recvtype, rend),
+                   .sroom = send < 0 ? -1 : in_place ? 0 : span(sendtype, send), .in_place = in_place, .exact = 1,
+                   .mk_agx = a2a_agx, .mk_lib = a2a_lib, .arg = &x};
+    return library_faster(&c, comm);
 }
 #endif
