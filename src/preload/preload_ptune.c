@@ -111,10 +111,13 @@ static int library_faster(const agx_ptune *c, MPI_Comm comm)
     }
     const void *sbuf = c->in_place ? MPI_IN_PLACE : scratch + c->room; /* stay untouched */
     agx_request r = AGX_REQUEST_NULL;
-    made = c->mk_agx(c->arg, sbuf, scratch, comm, &r) == MPI_SUCCESS; /* agreed there: alike everywhere */
-    if (made && agx_persist_adopt(MPI_SUCCESS, &r, &h[0], c->op, comm, 0) != MPI_SUCCESS)
-        made = 0, h[0] = MPI_REQUEST_NULL;
-    made = made && c->mk_lib(c->arg, sbuf, scratch, comm, &h[1]) == MPI_SUCCESS;
+    int agx_made = c->mk_agx(c->arg, sbuf, scratch, comm, &r) == MPI_SUCCESS; /* agreed there: alike everywhere */
+    made = agx_made && agx_persist_adopt(MPI_SUCCESS, &r, &h[0], c->op, comm, 0) == MPI_SUCCESS; /* this rank's */
+    if (!made)
+        h[0] = MPI_REQUEST_NULL;
+    /* the library's init is collective: every rank makes it where agx's was made, whatever
+     * this rank's table said */
+    made = agx_made && c->mk_lib(c->arg, sbuf, scratch, comm, &h[1]) == MPI_SUCCESS && made;
     if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         ok = 0;
     double t[3] = {0, 0, 0}, s[2][TUNE_ROUNDS]; /* agx's, the library's (medians), a failure */
