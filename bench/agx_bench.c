@@ -64,10 +64,16 @@ static int shared_call(const options *o, const shape *sh, const void *sbuf, void
     return rc;
 }
 
-static int do_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm, int shared)
+static int do_call(const options *o, const shape *sh, const void *sbuf, void *rbuf, MPI_Comm comm, int shared,
+                   int lib)
 {
     if (shared)
         return shared_call(o, sh, sbuf, rbuf, comm);
+    if (lib) /* algorithm mpi: the MPI library's own call, nothing of agx in between */
+        return o->op == AGX_OP_ALLREDUCE   ? MPI_Allreduce(sbuf, rbuf, sh->mine, sh->type, MPI_SUM, comm)
+               : o->op == AGX_OP_ALLGATHER ? MPI_Allgather(sbuf, sh->mine, sh->type, rbuf, sh->counts[0], sh->type, comm)
+                                           : MPI_Allgatherv(sbuf, sh->mine, sh->type, rbuf, sh->counts, sh->displs,
+                                                            sh->type, comm);
     int isB = rank >= sh->p;
     if (o->setting && o->color_split)
         return o->op == AGX_OP_ALLGATHER
@@ -114,9 +120,15 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         return MPI_ERR_NO_MEM;
     }
 
-    int shared = !strcmp(alg, "zero_copy"), mpi = !strcmp(alg, "mpi_init");
+    int shared = !strcmp(alg, "zero_copy"), mpi = !strcmp(alg, "mpi_init"), lib = !strcmp(alg, "mpi");
     bench_req q = {.r = AGX_REQUEST_NULL, .m = MPI_REQUEST_NULL};
-    rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") && !shared && !mpi ? alg : NULL);
+    if (lib && (o->req || o->setting)) {
+        if (rank == 0)
+            fprintf(stderr, "agx-bench: algorithm mpi is the library's blocking intra call (persistent: mpi_init)\n");
+        rc = MPI_ERR_ARG;
+        goto fn_exit;
+    }
+    rc = agx_comm_set_algorithm(comm, o->op, strcasecmp(alg, "auto") && !shared && !mpi && !lib ? alg : NULL);
     if (rc == MPI_SUCCESS) /* --persistent: the request, once (with the algorithm set) */
         rc = bench_req_open(o, &sh, sbuf, rbuf, comm, alg, &q);
     if (rc != MPI_SUCCESS)
@@ -133,7 +145,7 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         double t0 = bench_start(o->window, slack, &late);
         t0 += bench_skew_wait(&o->skew, it, rank, nprocs, t0); /* timed from the latest arrival */
         double tc;
-        rc = o->req ? bench_req_call(o, &q, &sh, sbuf, rbuf, comm, 0, &tc) : do_call(o, &sh, sbuf, rbuf, comm, shared);
+        rc = o->req ? bench_req_call(o, &q, &sh, sbuf, rbuf, comm, 0, &tc) : do_call(o, &sh, sbuf, rbuf, comm, shared, lib);
         double t = MPI_Wtime() - t0;
         if (rc != MPI_SUCCESS)
             break;
@@ -156,10 +168,10 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     const char *ran;
     agx_comm_last_algorithm(comm, o->op, &ran);
     snprintf(rec->alg, sizeof rec->alg, shared ? "zero_copy(%s)" : strcasecmp(alg, "auto") ? "%s" : "auto(%s)",
-             mpi ? alg : ran);
+             mpi || lib ? alg : ran);
     rec->bytes = bytes;
     rec->validated = o->check && okall;
-    rec->counted = !mpi && strcmp(ran, "native") != 0;
+    rec->counted = !mpi && !lib && strcmp(ran, "native") != 0;
     rec->ml = cm[0] / o->iters;
     rec->mn = cm[1] / o->iters;
     rec->bl = cm[2] / o->iters;

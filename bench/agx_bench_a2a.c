@@ -100,9 +100,9 @@ static void bufs_free(a2a_bufs *b)
     free(b->sc), free(b->sbuf), free(b->rbuf);
 }
 
-/* One call (a start of q when it is set); with check, fresh data first and the result
- * compared after. */
-static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, agx_request *q, int it, int *ok, double *t)
+/* One call (a start of q when it is set; lib: the MPI library's own MPI_Alltoallv, algorithm
+ * mpi); with check, fresh data first and the result compared after. */
+static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, agx_request *q, int lib, int it, int *ok, double *t)
 {
     if (o->check)
         for (int j = 0; j < nprocs; j++)
@@ -111,7 +111,9 @@ static int call(const a2a_opts *o, a2a_bufs *b, MPI_Comm comm, agx_request *q, i
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     t0 += bench_skew_wait(&o->skew, it, rank, nprocs, t0); /* --skew, --noise: from the latest arrival */
-    int rc = *q ? agx_start(q) : agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
+    int rc = *q    ? agx_start(q)
+             : lib ? MPI_Alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm)
+                   : agx_alltoallv(b->sbuf, b->sc, b->sd, MPI_BYTE, b->rbuf, b->rc, b->rd, MPI_BYTE, comm);
     if (*q && rc == MPI_SUCCESS)
         rc = agx_wait(q);
     *t = MPI_Wtime() - t0;
@@ -132,17 +134,26 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     }
     agx_request q = AGX_REQUEST_NULL;
     const char *ran;
-    if ((rc = agx_comm_set_algorithm(comm, AGX_OP_ALLTOALLV, strcasecmp(alg, "auto") ? alg : NULL)) != MPI_SUCCESS)
+    int lib = !strcmp(alg, "mpi");
+    if (lib && o->persistent) {
+        if (rank == 0)
+            fprintf(stderr, "agx-bench alltoallv: algorithm mpi is the library's blocking call\n");
+        rc = MPI_ERR_ARG;
+        goto out;
+    }
+    if ((rc = agx_comm_set_algorithm(comm, AGX_OP_ALLTOALLV, strcasecmp(alg, "auto") && !lib ? alg : NULL)) !=
+        MPI_SUCCESS)
         goto out;
     if (o->persistent && (rc = agx_alltoallv_init(b.sbuf, b.sc, b.sd, MPI_BYTE, b.rbuf, b.rc, b.rd, MPI_BYTE, comm,
                                                   MPI_INFO_NULL, &q)) != MPI_SUCCESS)
         goto out;
     agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran); /* a request that plans nothing: native */
+    ran = lib ? "mpi" : ran;
     snprintf(r->alg, sizeof r->alg, "%s", ran);
     for (int it = -o->warmup; it < o->iters && rc == MPI_SUCCESS; it++) {
         if (it == 0)
             agx_stats_reset();
-        rc = call(o, &b, comm, &q, it, &ok, &t);
+        rc = call(o, &b, comm, &q, lib, it, &ok, &t);
         if (it >= 0)
             times[it] = t;
     }
@@ -168,12 +179,12 @@ static int run_one(const a2a_opts *o, const char *alg, long long bytes, MPI_Comm
     MPI_Reduce(c, cm, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(times, tmax, o->iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Allreduce(&ok, &okall, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!o->persistent) { /* the default's row says what it ran: auto(name), as the other modes */
+    if (!o->persistent && !lib) { /* the default's row says what it ran: auto(name), as the other modes */
         agx_comm_last_algorithm(comm, AGX_OP_ALLTOALLV, &ran);
         snprintf(r->alg, sizeof r->alg, strcasecmp(alg, "auto") ? "%s" : "auto(%s)", ran);
     }
     r->bytes = bytes;
-    r->counted = strcmp(ran, "native") != 0;
+    r->counted = strcmp(ran, "native") != 0 && !lib;
     r->validated = o->check && okall;
     r->ml = cm[0], r->mn = cm[1];
     r->first = r->counted && sumall[1] > 0 ? sumall[0] / sumall[1] : -1;

@@ -20,7 +20,8 @@ static void a2a_usage(FILE *f)
                "  --receivers N receivers (all-to-many: default p/16; many-to-many: default p)\n"
                "  --senders S   many-to-many: senders per receiver (default ceil(sqrt(p)))\n"
                "  --stride S    receivers are ranks 0, S, 2S, ... (default: spread over all ranks)\n"
-               "  -a LIST       algorithms (default: auto); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
+               "  -a LIST       algorithms (default: auto; mpi: the MPI library's own MPI_Alltoallv,\n"
+               "                nothing of agx in between); AGX_ALLTOALLV_THROTTLE, _SYNC apply\n"
                "  --persistent  time agx_start + agx_wait of a request made once (agx_alltoallv_init)\n"
                "  -i N, -x N    measured and warm-up iterations (default 20, 3); -c validates\n"
                "  -f            full statistics: also min, max, p50, p99 and iterations (OSU)\n");

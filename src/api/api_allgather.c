@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The arguments this process can check alone (agreed on in an intergroup call). */
 static int check_args(agx_args *a, int color, const char *fn)
@@ -98,15 +99,18 @@ static int inter_prepare(agx_args *a, const char *fn)
     return a->alg->raw ? MPI_SUCCESS : agx_ig_io_begin(a, io);
 }
 
-/* The last intra allgather whose types are common predefined ones, ready to run again: its
- * key and its arguments after the checks, layout and selection (the context's
- * AGX_SLOT_API, made at the first such call). */
+/* The last intra allgather or allgatherv whose types are common predefined ones, ready to
+ * run again: its key and its arguments after the checks, layout and selection (the
+ * context's AGX_SLOT_API, made at the first such call, with room for an allgatherv's
+ * counts and displacements). */
 typedef struct {
     int valid, inplace, scount, rcount;
+    agx_op op;
     MPI_Datatype stype, rtype;
     unsigned gen;            /* sel->gen when it was made */
     const void *pat;         /* the PAT session when it was made */
     agx_args a;
+    int cd[];                /* allgatherv: recvcounts, then displs (p each) */
 } agx_ag_memo;
 
 /* A repeat of the communicator's last intra allgather (agx_ag_memo): the same counts,
@@ -116,7 +120,8 @@ static const agx_ag_memo *allgather_repeat(const void *sendbuf, int sendcount, M
                                            void *recvbuf, int recvcount, MPI_Datatype recvtype, agx_ctx *ctx)
 {
     const agx_ag_memo *m = agx_ctx_slot(ctx, AGX_SLOT_API);
-    return m && m->valid && m->scount == sendcount && m->rcount == recvcount && m->stype == sendtype &&
+    return m && m->valid && m->op == AGX_OP_ALLGATHER && m->scount == sendcount && m->rcount == recvcount &&
+                   m->stype == sendtype &&
                    m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == m->a.sel->gen &&
                    m->pat == agx_ctx_slot(ctx, AGX_SLOT_PAT) && (recvbuf || !m->a.msg_bytes) &&
                    (sendbuf || !sendcount)
@@ -124,21 +129,44 @@ static const agx_ag_memo *allgather_repeat(const void *sendbuf, int sendcount, M
                : NULL;
 }
 
+/* A repeat of the last intra allgatherv: the same as allgather_repeat's, and the same
+ * recvcounts and displs (their contents, compared: O(p), as the checks' own pass is). */
+static const agx_ag_memo *allgatherv_repeat(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                            void *recvbuf, const int *recvcounts, const int *displs,
+                                            MPI_Datatype recvtype, agx_ctx *ctx)
+{
+    const agx_ag_memo *m = agx_ctx_slot(ctx, AGX_SLOT_API);
+    size_t n = (size_t)ctx->p * sizeof(int);
+    return m && m->valid && m->op == AGX_OP_ALLGATHERV && m->scount == sendcount && m->stype == sendtype &&
+                   m->rtype == recvtype && m->inplace == (sendbuf == MPI_IN_PLACE) && m->gen == m->a.sel->gen &&
+                   m->pat == agx_ctx_slot(ctx, AGX_SLOT_PAT) && (recvbuf || !m->a.msg_bytes) &&
+                   (sendbuf || !sendcount) && recvcounts && displs && !memcmp(m->cd, recvcounts, n) &&
+                   !memcmp(m->cd + ctx->p, displs, n)
+               ? m
+               : NULL;
+}
+
 static void allgather_remember(const agx_args *a)
 {
     const agx_ag_args *g = &a->u.ag;
-    agx_ag_memo *m = agx_memo_slot(a->ctx, AGX_SLOT_API, sizeof *m);
+    agx_ag_memo *m = agx_memo_slot(a->ctx, AGX_SLOT_API, sizeof *m + 2 * (size_t)a->ctx->p * sizeof(int));
     if (!m)
         return;
     const agx_pat *pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     /* a PAT session without its thread decides per epoch (agx_pat_predict): no memo */
-    m->valid = a->op == AGX_OP_ALLGATHER && a->kind == AGX_KIND_INTRA && !g->shared && !(pat && !pat->threaded) &&
+    m->valid = (a->op == AGX_OP_ALLGATHER || (a->op == AGX_OP_ALLGATHERV && g->recvcounts && g->displs)) &&
+               a->kind == AGX_KIND_INTRA && !g->shared && !(pat && !pat->threaded) &&
                !a->learn && /* a learning window's candidate changes from call to call */
                agx_type_common_size(g->recvtype) && (g->sendbuf == MPI_IN_PLACE || agx_type_common_size(g->sendtype));
     if (!m->valid)
         return;
+    m->op = a->op;
     m->inplace = g->sendbuf == MPI_IN_PLACE;
     m->scount = g->sendcount, m->rcount = g->recvcount;
+    if (a->op == AGX_OP_ALLGATHERV) {
+        memcpy(m->cd, g->recvcounts, (size_t)a->ctx->p * sizeof(int));
+        memcpy(m->cd + a->ctx->p, g->displs, (size_t)a->ctx->p * sizeof(int));
+    }
     m->stype = g->sendtype, m->rtype = g->recvtype;
     m->gen = a->sel->gen;
     m->pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
@@ -192,6 +220,18 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
+    agx_ctx *ctx;
+    const agx_ag_memo *m;
+    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
+        (m = allgatherv_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, ctx))) {
+        agx_args a = m->a; /* the memo's arguments, on this call's buffers and arrays */
+        a.u.ag.sendbuf = sendbuf;
+        a.u.ag.recvbuf = recvbuf;
+        a.u.ag.recvcounts = recvcounts, a.u.ag.displs = displs;
+        a.u.ag.blk.buf = recvbuf;
+        a.u.ag.blk.counts = recvcounts, a.u.ag.blk.displs = displs;
+        return agx_raise(comm, agx_repeat_run(ctx, &a));
+    }
     agx_args a = {.op = AGX_OP_ALLGATHERV, .user_comm = comm,
                   .u.ag = {.sendbuf = sendbuf, .sendcount = sendcount, .sendtype = sendtype,
                            .recvbuf = recvbuf, .recvcounts = recvcounts, .displs = displs,

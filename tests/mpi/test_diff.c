@@ -108,6 +108,40 @@ static int run_case(MPI_Comm comm, agx_op op, const char *alg, int count, const 
     return bad;
 }
 
+/* A repeated allgatherv skips the checks and the choice (api_allgather.c's memo): the
+ * same counts in another array, then the last rank's count changed in place (the other
+ * ranks' own arguments repeat, yet the call's size and choice change), must still give
+ * the reference's bytes on every rank. Returns the calls that did not. */
+enum { RV_BIG = 100000 };
+static int repeat_v(void)
+{
+    /* a choice by size (read when the communicator's state is made): the changed call
+     * must run ring on every rank, also where the rank's own arguments repeat */
+    MPI_Comm comm;
+    setenv("AGX_ALLGATHERV_ALGORITHM", "bruck:0-4K,ring", 1);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int *c[2] = {malloc(sizeof(int) * (size_t)p), malloc(sizeof(int) * (size_t)p)}, *d = malloc(sizeof(int) * (size_t)p);
+    size_t n = sizeof(int) * (size_t)(4 * p + RV_BIG);
+    int bad = 0, *out = malloc(n), *ref = malloc(n), *s = calloc(RV_BIG, sizeof(int));
+    for (int k = 0; k < 6; k++) {
+        int *cnt = c[k % 2]; /* calls 1-3 repeat call 0 from another array; 4-5 change a count */
+        for (int i = 0; i < p; i++)
+            cnt[i] = k >= 4 && i == p - 1 ? RV_BIG : 1 + i % 2, d[i] = i == p - 1 ? 4 * p : 4 * (p - 2 - i);
+        for (int i = 0; i < 3; i++)
+            s[i] = rank * 100 + k * 10 + i;
+        memset(out, 0x5a, n);
+        memset(ref, 0x5a, n);
+        int rc = agx_allgatherv(s, cnt[rank], MPI_INT, out, cnt, d, MPI_INT, comm);
+        ref_allgatherv(s, cnt[rank], MPI_INT, ref, cnt, d, MPI_INT, comm);
+        bad += rc != MPI_SUCCESS || memcmp(out, ref, n) != 0;
+    }
+    free(s);
+    free(c[0]), free(c[1]), free(d), free(out), free(ref);
+    MPI_Comm_free(&comm);
+    unsetenv("AGX_ALLGATHERV_ALGORITHM");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     mt_run run;
@@ -169,6 +203,11 @@ int main(int argc, char **argv)
                     }
         }
     }
+    int rbad = repeat_v(), anyr;
+    MPI_Allreduce(&rbad, &anyr, 1, MPI_INT, MPI_MAX, comm);
+    if (anyr && rank == 0)
+        printf("FAIL allgatherv repeated: %d calls differ from the reference\n", anyr);
+    anyr ? failed++ : passed++;
     if (rank == 0) {
         printf("test_diff p=%d: %d passed, %d failed\n", p, passed, failed);
         fflush(stdout);
