@@ -214,8 +214,10 @@ static int make_request(agx_args *a, int persistent, int rc, const char *fn, agx
  * 0.28 us). A settled communicator's blocking calls go straight to the library's
  * MPI_Alltoallv (its own checks and errors, as without agx), and a re-check takes the
  * agreed path: after AGX_A2A_RECHECK_FIRST calls, then twice as many each time it finds
- * nothing new, at most AGX_A2A_RECHECK. A class not learned yet, or one another candidate
- * won, unsettles it there. Every rank counts the same calls and decides from agreed state
+ * nothing new, at most AGX_A2A_RECHECK, and so does the first call after a choice forced
+ * on the communicator. A class not learned yet, or one another candidate won, unsettles
+ * it there; a communicator that ever ran another algorithm than native by choice (a
+ * rules file's, a forced one, a learned winner) does not settle. Every rank counts the same calls and decides from agreed state
  * only, so all settle and re-check at the same call. ---- */
 static int settled_call(agx_args *a, const agx_a2a_state *st)
 {
@@ -228,10 +230,14 @@ static int settled_call(agx_args *a, const agx_a2a_state *st)
 
 static void settle(const agx_args *a, agx_a2a_state *st)
 {
-    int s = agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
-    if (!st || (!s && !st->settled))
+    if (!st)
         return;
-    st->since = 0;
+    if (!a->learn && strcmp(a->alg->name, "native")) /* a rules file's, a forced or a learned kernel */
+        st->nonnative = 1;
+    int s = !st->nonnative && agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
+    if (!s && !st->settled)
+        return;
+    st->since = 0, st->gen = a->sel->gen;
     if (s && st->settled) { /* a re-check that found nothing new: the next one later */
         st->period = st->period < AGX_A2A_RECHECK / 2 ? 2 * st->period : AGX_A2A_RECHECK;
         return;
@@ -266,7 +272,7 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
         if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
             return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : agx_run(a);
         agx_a2a_state *st = agx_ctx_slot(a->ctx, AGX_SLOT_A2A);
-        if (st && st->settled && ++st->since < st->period) /* settled: the library's, as is */
+        if (st && st->settled && st->gen == a->sel->gen && ++st->since < st->period) /* settled: the library's */
             return settled_call(a, st);
     }
     agx_ctx *ctx = a->ctx;

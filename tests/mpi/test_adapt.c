@@ -122,6 +122,13 @@ int main(int argc, char **argv)
             EXPECT(same_everywhere(c2, AGX_OP_ALLTOALLV, &name), "alltoallv settling, shape %d call %d: ranks ran "
                    "different algorithms", n, i);
         }
+    /* a choice forced on the settled communicator runs at its next call */
+    agx_comm_set_algorithm(c2, AGX_OP_ALLTOALLV, "pairwise");
+    call_t c = {.op = AGX_OP_ALLTOALLV, .alg = -1, .k = T_INT, .rop = O_SUM, .count = 2, .t = 9};
+    cg_prepare(&s, &c, rank, size);
+    cg_check(&s, &c, rank, agx_alltoallv(s.sbuf, s.sc, s.sd, MPI_INT, s.rbuf, s.rc, s.rd, MPI_INT, c2), &bad, &errs);
+    agx_comm_last_algorithm(c2, AGX_OP_ALLTOALLV, &name);
+    EXPECT(size < 2 || !strcmp(name, "pairwise"), "alltoallv forced after settling ran %s, not pairwise", name);
     MPI_Comm_free(&c2);
     int tot[2], mine[2] = {fails + bad, errs};
     MPI_Allreduce(mine, tot, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
