@@ -232,8 +232,8 @@ static void settle(const agx_args *a, agx_a2a_state *st)
 {
     if (!st)
         return;
-    if (!a->learn && strcmp(a->alg->name, "native")) /* a rules file's, a forced or a learned kernel */
-        st->nonnative = 1;
+    if (!a->learn && agx_alg_index(a) != agx_rule_alg(a->op, a->kind, -1)) /* a rules file's, a forced or a */
+        st->nonnative = 1;                                                 /* learned kernel: not native */
     int s = !st->nonnative && agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
     if (!s && !st->settled)
         return;

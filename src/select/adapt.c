@@ -104,7 +104,7 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
         if (idx >= 0 && !has(e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
-    int native = agx_alg_find(a->op, a->kind, "native");
+    int native = agx_rule_alg(a->op, a->kind, -1); /* resolved at install: no name compared per call */
     if (native >= 0 && !has(e, native) && !agx_alg_violation(&t->algs[native], a, NULL))
         e->cand[e->ncand++] = (short)native;
 }
