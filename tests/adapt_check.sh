@@ -8,7 +8,8 @@
 #     AGX_ADAPT=0 turns it off;
 #   - a file's choice between agx's write and the library's is written as a file_write_all
 #     row and read back the same way;
-#   - alltoallv settles on the library's call, and a re-check unsettles it for a new class.
+#   - alltoallv settles on the library's call, and a re-check unsettles it for a new class;
+#     its window charges agx's kernels the agreement that a settled call skips.
 #   adapt_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
@@ -54,5 +55,15 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "$b
   [ "$(grep -c "^agx: alltoallv on 3 ranks: the library's own call won every class" "$t/out")" -ge 2 ] &&
   grep -q "^agx: alltoallv on 3 ranks: a class the library's call has not won" "$t/out" ||
   bad "alltoallv settling (AGX_VERBOSE)"
+# 7. the window charges agx's kernels the agreement that the library's call, settled,
+#    skips: isend_all timed fastest (every other candidate 1000x slower on one rank) wins
+#    alltoallv's classes, and with an agreement of 5 s (AGX_TEST_LEARN_AGREE) it loses
+sk=1:1000:isend_all
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=$sk "${run[@]}" -n 3 "$b/bin/test_adapt" > "$t/out" 2>&1 &&
+  grep -q "^agx: alltoallv learned on 3 ranks, .*; runs isend_all" "$t/out" || bad "isend_all timed fastest"
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=$sk AGX_TEST_LEARN_AGREE=5 "${run[@]}" -n 3 "$b/bin/test_adapt" \
+  > "$t/out" 2>&1 && ! grep -q "^agx: alltoallv learned on 3 ranks, .*; runs isend_all" "$t/out" &&
+  grep -q "^agx: alltoallv on 3 ranks: the library's own call won every class" "$t/out" ||
+  bad "isend_all charged the agreement (AGX_TEST_LEARN_AGREE)"
 [ $fail = 0 ] && echo "adapt_check: every check passed"
 exit $fail

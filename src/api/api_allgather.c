@@ -104,7 +104,7 @@ static int inter_prepare(agx_args *a, const char *fn)
  * context's AGX_SLOT_API, made at the first such call, with room for an allgatherv's
  * counts and displacements). */
 typedef struct {
-    int valid, inplace, scount, rcount;
+    int valid, inplace, scount, rcount, native; /* native: agx_repeat_native */
     agx_op op;
     MPI_Datatype stype, rtype;
     unsigned gen;            /* sel->gen when it was made */
@@ -170,6 +170,7 @@ static void allgather_remember(const agx_args *a)
     m->stype = g->sendtype, m->rtype = g->recvtype;
     m->gen = a->sel->gen;
     m->pat = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
+    m->native = agx_repeat_native(a);
     m->a = *a;
 }
 
@@ -204,6 +205,11 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     const agx_ag_memo *m;
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx))) {
+        if (m->native) {
+            agx_repeat_note(ctx, &m->a);
+            return agx_raise(comm, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                                  m->a.comm));
+        }
         agx_args a = m->a;
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
@@ -224,6 +230,11 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     const agx_ag_memo *m;
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = allgatherv_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, ctx))) {
+        if (m->native) {
+            agx_repeat_note(ctx, &m->a);
+            return agx_raise(comm, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                                   recvtype, m->a.comm));
+        }
         agx_args a = m->a; /* the memo's arguments, on this call's buffers and arrays */
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;

@@ -64,7 +64,7 @@ static int agree_args(agx_args *a, int local, const char *fn)
  * made in a learning window (the candidate changes from call to call) nor under
  * AGX_CHECK_ARGS (each call agrees). The whole path costs about 1000 instructions more. */
 typedef struct {
-    int valid, inplace, count;
+    int valid, inplace, count, native; /* native: agx_repeat_native */
     MPI_Datatype type;
     MPI_Op op;
     unsigned gen;  /* sel->gen when it was made */
@@ -94,7 +94,7 @@ static void remember(const agx_args *a)
     if (!(m = agx_memo_slot(a->ctx, AGX_SLOT_API_AR, sizeof *m)))
         return;
     *m = (ar_memo){.valid = 1, .inplace = g->sendbuf == MPI_IN_PLACE, .count = g->count, .type = g->type,
-                   .op = g->op, .gen = a->sel->gen, .a = *a};
+                   .op = g->op, .gen = a->sel->gen, .native = agx_repeat_native(a), .a = *a};
 }
 
 static int allreduce(agx_args *a, const char *fn)
@@ -127,6 +127,10 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     const ar_memo *m;
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
         (m = repeat(sendbuf, recvbuf, count, datatype, op, ctx))) {
+        if (m->native) {
+            agx_repeat_note(ctx, &m->a);
+            return agx_raise(comm, PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, m->a.comm));
+        }
         agx_args a = m->a;
         a.u.ar.sendbuf = sendbuf;
         a.u.ar.recvbuf = recvbuf;

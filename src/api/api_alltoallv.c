@@ -216,25 +216,24 @@ static int make_request(agx_args *a, int persistent, int rc, const char *fn, agx
  * agreed path: after AGX_A2A_RECHECK_FIRST calls, then twice as many each time it finds
  * nothing new, at most AGX_A2A_RECHECK, and so does the first call after a choice forced
  * on the communicator. A class not learned yet, or one another candidate won, unsettles
- * it there; a communicator that ever ran another algorithm than native by choice (a
- * rules file's, a forced one, a learned winner) does not settle. Every rank counts the same calls and decides from agreed state
+ * it there; a communicator that ran another algorithm than native by choice (a rules
+ * file's, a forced one, a learned winner) does not settle until the forced choice changes
+ * (agx_comm_set_algorithm). Every rank counts the same calls and decides from agreed state
  * only, so all settle and re-check at the same call. ---- */
-static int settled_call(agx_args *a, const agx_a2a_state *st)
+/* Whether a call chosen since the last change of forced choice (sel->gen) ran another
+ * algorithm than native: a rules file's, a forced one or a learned kernel. */
+static int ran_nonnative(const agx_a2a_state *st, const agx_args *a)
 {
-    const agx_a2a_args *g = &a->u.a2a;
-    a->sel->last[a->op] = st->settled - 1;
-    a->sel->last_kind[a->op] = a->kind;
-    return PMPI_Alltoallv(g->sendbuf, g->sendcounts, g->sdispls, g->sendtype, g->recvbuf, g->recvcounts,
-                          g->rdispls, g->recvtype, a->comm);
+    return st && st->nonnative && st->nn_gen == a->sel->gen;
 }
 
 static void settle(const agx_args *a, agx_a2a_state *st)
 {
     if (!st)
         return;
-    if (!a->learn && agx_alg_index(a) != agx_rule_alg(a->op, a->kind, -1)) /* a rules file's, a forced or a */
-        st->nonnative = 1;                                                 /* learned kernel: not native */
-    int s = !st->nonnative && agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
+    if (!a->learn && agx_alg_index(a) != agx_rule_alg(a->op, a->kind, -1))
+        st->nonnative = 1, st->nn_gen = a->sel->gen;
+    int s = !ran_nonnative(st, a) && agx_learn_settled(a) ? agx_alg_index(a) + 1 : 0;
     if (!s && !st->settled)
         return;
     st->since = 0, st->gen = a->sel->gen;
@@ -271,10 +270,7 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
             return rc;
         if (a->kind == AGX_KIND_INTER) /* the library's own, with its own checks */
             return (rc = agx_choose(a)) != MPI_SUCCESS ? rc : agx_run(a);
-        agx_a2a_state *st = agx_ctx_slot(a->ctx, AGX_SLOT_A2A);
-        if (st && st->settled && st->gen == a->sel->gen && ++st->since < st->period) /* settled: the library's */
-            return settled_call(a, st);
-    }
+    } /* a settled communicator's calls between re-checks went to the library in agx_alltoallv */
     agx_ctx *ctx = a->ctx;
     size_t p = (size_t)a->p;
     char *mem = malloc(p * 4 * sizeof(unsigned long long) + 2 * p);
@@ -289,7 +285,12 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
     /* with the verdict: whether any rank's pairs changed, and the largest send size, the
      * size the choice reads (each rank's own would let the ranks choose differently) */
     long long v[2] = {local == MPI_SUCCESS && (!st || !st->pattern || st->hash != hash), a->msg_bytes};
+    /* where the communicator may settle, the on-line choice charges agx's kernels this
+     * agreement, which the library's call, settled, skips (adapt.c) */
+    int timed = !req && a->sel->adapt > 0 && !ctx->check_args && !ran_nonnative(st, a);
+    double t0 = timed ? MPI_Wtime() : 0;
     rc = agree(a, local, v, 2, fn, "has invalid arguments");
+    a->u.a2a.agree_s = timed ? MPI_Wtime() - t0 : 0;
     changed = v[0];
     if (rc == MPI_SUCCESS) {
         a->msg_bytes = v[1];
@@ -312,6 +313,20 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                   MPI_Comm comm)
 {
+    agx_ctx *ctx;
+    agx_a2a_state *st;
+    agx_sel *sel;
+    /* settled (below): straight to the library's call, before anything else is made */
+    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS && (st = agx_ctx_slot(ctx, AGX_SLOT_A2A)) &&
+        st->settled && (sel = agx_ctx_slot(ctx, AGX_SLOT_SELECT)) && st->gen == sel->gen &&
+        st->since + 1 < st->period) {
+        st->since++;
+        agx_req_flush(ctx); /* a blocking call posts on the private communicator in program order */
+        sel->last[AGX_OP_ALLTOALLV] = st->settled - 1;
+        sel->last_kind[AGX_OP_ALLTOALLV] = AGX_KIND_INTRA;
+        return agx_raise(comm, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                              recvtype, ctx->pcomm));
+    }
     agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
                   .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
                             .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,

@@ -92,10 +92,20 @@ void *agx_memo_slot(agx_ctx *ctx, int slot, size_t size)
     return m;
 }
 
-int agx_repeat_run(agx_ctx *ctx, agx_args *a)
+void agx_repeat_note(agx_ctx *ctx, const agx_args *a)
 {
     agx_req_flush(ctx);
     a->sel->last[a->op] = (int)(a->alg - a->table->algs);
     a->sel->last_kind[a->op] = a->kind;
+}
+
+int agx_repeat_run(agx_ctx *ctx, agx_args *a)
+{
+    agx_repeat_note(ctx, a);
     return a->alg->fn(a);
+}
+
+int agx_repeat_native(const agx_args *a)
+{
+    return a->p > 1 && a->msg_bytes > 0 && agx_alg_index(a) == agx_rule_alg(a->op, a->kind, -1);
 }

@@ -14,10 +14,13 @@
  * call of the window starts after a barrier and each rank keeps its own times; at a
  * phase's last call one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
  * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
- * whatever each one's clock said. The default's choice stays unless another is at least
- * AGX_LEARN_MARGIN faster. Every rank counts the same calls of a class (the calls of a
+ * whatever each one's clock said. The library's call (native), then the default's choice,
+ * stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the same calls of a class (the calls of a
  * correct program match, and alltoallv's size is agreed), so the window ends at the same
- * call everywhere.
+ * call everywhere. alltoallv's candidates other than native are charged the call's
+ * agreement, which native skips once the communicator settles on it (api_alltoallv.c):
+ * each rank's median agreement time, the least over the ranks (its latency, not the
+ * arrival skew it absorbs), in the same reduction.
  * Exactness: a candidate must give the bits the default's choice gives. Data movement
  * (allgather(v), alltoallv) and exact reductions (integers, logicals: any order gives the
  * same bits) learn freely; other reductions (floating point) keep the default's choice
@@ -187,28 +190,47 @@ static double skew(const agx_args *a, int alg, int cand)
     return me == rank && rank >= 0 ? factor : 1.0;
 }
 
+/* The agreement a timed alltoallv call charges agx's candidates (s; AGX_TEST_LEARN_AGREE=S,
+ * tests only: S on every rank, where the call measured one). */
+static float agreement(const agx_args *a)
+{
+    static double test = -2;
+    if (test == -2)
+        test = getenv("AGX_TEST_LEARN_AGREE") ? atof(getenv("AGX_TEST_LEARN_AGREE")) : -1;
+    if (a->op != AGX_OP_ALLTOALLV || a->u.a2a.agree_s <= 0)
+        return 0.0f;
+    return (float)(test >= 0 ? test : a->u.a2a.agree_s);
+}
+
 /* The phase's last call: every rank's figures (the first look's one time, the screening's
  * best, the final's median), their maximum over the ranks (the screening's: the better of
  * it and the first look's), then the next phase's candidates or the winner, the same on
  * every rank whatever each one's clock said. */
 static int decide(agx_args *a, agx_learn *e)
 {
-    double med[AGX_LEARN_CANDS], worst[AGX_LEARN_CANDS];
+    double med[AGX_LEARN_CANDS + 1], worst[AGX_LEARN_CANDS + 1], ta[AGX_LEARN_CANDS * AGX_LEARN_ROUNDS];
+    int nta = 0;
     for (int k = 0; k < e->nrun; k++) {
         double v[AGX_LEARN_ROUNDS];
         int n = 0;
-        for (int r = 0; r < rounds(e); r++)
+        for (int r = 0; r < rounds(e); r++) {
             v[n++] = e->t[k][r];
+            ta[nta++] = e->ta[k * AGX_LEARN_ROUNDS + r];
+        }
         double m = median(v, n); /* sorts v */
         med[k] = e->phase == PH_FINAL ? m : v[0];
     }
-    int rc = PMPI_Allreduce(med, worst, e->nrun, MPI_DOUBLE, MPI_MAX, a->comm);
+    med[e->nrun] = -median(ta, nta); /* the agreement's: the rank that waited least (MIN) */
+    int rc = PMPI_Allreduce(med, worst, e->nrun + 1, MPI_DOUBLE, MPI_MAX, a->comm);
     if (rc != MPI_SUCCESS) {
         e->state = AGX_LEARN_DONE, e->winner = 0;
         return rc;
     }
+    int native = agx_rule_alg(a->op, a->kind, -1);
     for (int k = 0; k < e->nrun; k++) { /* the slowest rank's: when the call is done everywhere */
         double *m = &e->mean[e->run[k]];
+        if (e->cand[e->run[k]] != native)
+            worst[k] -= worst[e->nrun]; /* charged the agreement that native, settled, skips */
         *m = e->phase == PH_SCREEN && *m < worst[k] ? *m : worst[k];
     }
     if (e->phase != PH_FINAL) {
@@ -230,13 +252,19 @@ static int decide(agx_args *a, agx_learn *e)
         }
         e->run[0] = order[0], e->nrun = 1; /* the one left wins */
     }
-    int best = e->run[0], has_default = 0;
+    int best = e->run[0], lib = -1, has_default = 0;
     for (int k = 0; k < e->nrun; k++) {
         best = e->mean[e->run[k]] < e->mean[best] ? e->run[k] : best;
         has_default |= e->run[k] == 0;
+        lib = e->cand[e->run[k]] == native ? e->run[k] : lib;
     }
-    /* the default's choice stays unless another is AGX_LEARN_MARGIN faster */
-    e->winner = (signed char)(has_default && e->mean[best] >= e->mean[0] * (1 - AGX_LEARN_MARGIN) ? 0 : best);
+    /* the library's call, then the default's choice, stays unless another is
+     * AGX_LEARN_MARGIN faster: a tie is the library's */
+    if (lib >= 0 && e->mean[best] >= e->mean[lib] * (1 - AGX_LEARN_MARGIN))
+        best = lib;
+    else if (has_default && e->mean[best] >= e->mean[0] * (1 - AGX_LEARN_MARGIN))
+        best = 0;
+    e->winner = (signed char)best;
     e->state = AGX_LEARN_DONE;
     return MPI_SUCCESS;
 }
@@ -256,8 +284,10 @@ int agx_learn_run(agx_args *a)
     double t0 = MPI_Wtime();
     int rc = a->alg->fn(a);
     double dt = MPI_Wtime() - t0;
-    if (last)
+    if (last) {
         e->t[k][round] = timed ? dt * skew(a, e->cand[e->run[k]], e->run[k]) : 1e30;
+        e->ta[k * AGX_LEARN_ROUNDS + round] = agreement(a);
+    }
     e->window_s += dt;
     e->total++;
     if (++e->calls < e->nrun * rounds(e) * AGX_LEARN_TURN)

@@ -36,8 +36,7 @@ typedef struct {
                            * (recvbuf unused), NULL otherwise */
 } agx_ag_args;
 
-/* alltoallv, as the user gave it, and its two layouts (block j of the send layout goes to
- * rank j, block s of the receive layout comes from rank s) */
+/* alltoallv as the user gave it; its layouts (send block j to rank j, receive block s from s) */
 typedef struct {
     const void *sendbuf;  /* may be MPI_IN_PLACE */
     const int *sendcounts, *sdispls;
@@ -49,6 +48,7 @@ typedef struct {
     unsigned char *snz, *rnz; /* the non-empty pairs, per peer */
     int throttle;          /* AGX_ALLTOALLV_THROTTLE */
     unsigned send_flags;   /* AGX_ALLTOALLV_SYNC: AGX_SOP_SYNC for issend */
+    double agree_s;        /* the call's agreement, s, where only agx's kernels pay it (adapt.c) */
 } agx_a2a_args;
 
 /* allreduce, as the user gave it, and the vector's layout: the whole vector as one block,
@@ -262,6 +262,7 @@ typedef struct agx_learn {
     int calls, p, total;          /* calls of the phase made; the communicator's size; of the window */
     long long lo, hi;             /* the sizes seen in the window */
     double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times in the phase, s */
+    float ta[AGX_LEARN_CANDS * AGX_LEARN_ROUNDS]; /* and of the agreements it charges (adapt.c) */
     double mean[AGX_LEARN_CANDS]; /* the agreed times (the slowest rank's), s (the last phase each ran) */
     double window_s;              /* this rank's time in the window's calls */
 } agx_learn;
@@ -395,5 +396,4 @@ int agx_select(agx_args *a, int *index);
 /* The table's default rule alone (no forced choice): a table index. For a request
  * (a->request) only rows whose algorithm plans choose (the last resort: native). */
 int agx_select_rule(const agx_args *a);
-
 #endif

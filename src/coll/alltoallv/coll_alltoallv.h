@@ -27,7 +27,8 @@ typedef struct {
                                 * index + 1; 0: not settled): blocking calls go straight to
                                 * it, a re-check through the agreement every `period` calls */
     int nonnative;             /* an agreed call ran another algorithm than native (chosen,
-                                * not a window's trial): never settles */
+                                * not a window's trial): no settling while sel->gen is nn_gen */
+    unsigned nn_gen;
     unsigned gen;              /* sel->gen when it settled (a forced choice since: agreed path) */
     int since, period;         /* calls since the last agreed one; the re-checks' distance
                                 * (AGX_A2A_RECHECK_FIRST, doubled while nothing is new, at
