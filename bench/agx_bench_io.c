@@ -26,7 +26,7 @@ enum { W_E3SM, W_FLASH, W_BTIO };
 static const char *wnames[] = {"e3sm", "flash", "btio"};
 
 typedef struct {
-    int workload, iters, no_write, read;
+    int workload, iters, no_write, read, one_file;
     agx_io_hints h;
     bio_params bp;
     char *runs[MAX_ALGS]; /* "meta/data", "mpi" */
@@ -48,10 +48,12 @@ static void usage(FILE *f)
     fprintf(f, "usage: agx-bench twophase --workload e3sm|flash|btio [-k LIST] [--kernel-meta K] [--kernel-data K]\n"
                "         [--aggregators N] [--cb-buffer-size B] [--layout even|striped] [--stripe-size B]\n"
                "         [--stripe-count N] [--file PATH | --no-write] [--vars N] [--cells N] [--block N]\n"
-               "         [--node-aggr on|off|auto] [-i N] [--read] [--csv F] [--json F]\n"
+               "         [--node-aggr on|off|auto] [-i N] [--read] [--one-file] [--csv F] [--json F]\n"
                "  -k LIST   runs: K (K for both exchanges), META/DATA, hybrid, auto, mpi (MPI_File_write_all);\n"
                "  --read    collective reads of the file written once (agx_file_read_all, mpi: MPI_File_read_all)\n"
-               "  --node-aggr  each node's requests merged at its first rank first (agx_io_hints.node_aggr)\n"
+               "  --node-aggr  each node's requests merged at its first rank first (agx_io_hints.node_aggr;\n"
+               "            mpi: the info key agx_node_aggregation, which the MPI-IO drop-in reads)\n"
+               "  --one-file  every call of a run on one open file (the drop-in's per-file choice learns)\n"
                "            default issend_all,spread_out,balanced,pairwise,tam,hybrid,auto,mpi\n"
                "  --no-write  exchanges only, no file (SMPI); --cells: e3sm cells per process and variable\n"
                "            (default 4096), btio grid edge N (default 64); --block: flash block edge (8)\n");
@@ -75,6 +77,7 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
         {"cb-buffer-size", 1, 0, 'B'}, {"layout", 1, 0, 'L'}, {"stripe-size", 1, 0, 'S'}, {"stripe-count", 1, 0, 'N'},
         {"file", 1, 0, 'F'}, {"no-write", 0, 0, 'n'}, {"vars", 1, 0, 'V'}, {"cells", 1, 0, 'E'}, {"block", 1, 0, 'K'},
         {"csv", 1, 0, 'C'}, {"json", 1, 0, 'J'}, {"read", 0, 0, 'R'}, {"node-aggr", 1, 0, 'G'}, {"help", 0, 0, 'h'},
+        {"one-file", 0, 0, 'O'},
         {0, 0, 0, 0}};
     const char *meta = NULL, *data = NULL;
     long long v;
@@ -127,6 +130,7 @@ static int parse(int argc, char **argv, io_opts *o, char *err, size_t errlen)
         case 'F': o->file = optarg; break;
         case 'n': o->no_write = 1; break;
         case 'R': o->read = 1; break;
+        case 'O': o->one_file = 1; break;
         case 'C': o->csv = optarg; break;
         case 'J': o->json = optarg; break;
         case 'q': break; /* quiet: accepted for agx-sim (the table is short) */
@@ -165,7 +169,14 @@ static int open_file(const io_opts *o, int amode, MPI_File *fh)
     *fh = MPI_FILE_NULL;
     if (o->no_write)
         return MPI_SUCCESS;
-    int rc = MPI_File_open(MPI_COMM_WORLD, o->file, amode, MPI_INFO_NULL, fh);
+    MPI_Info info = MPI_INFO_NULL;
+    if (o->h.node_aggr) { /* for the MPI-IO drop-in */
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "agx_node_aggregation", o->h.node_aggr > 0 ? "enable" : "disable");
+    }
+    int rc = MPI_File_open(MPI_COMM_WORLD, o->file, amode, info, fh);
+    if (info != MPI_INFO_NULL)
+        MPI_Info_free(&info);
     if (rc == MPI_SUCCESS && (amode & MPI_MODE_CREATE))
         rc = MPI_File_set_size(*fh, 0);
     return rc;
@@ -186,9 +197,10 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
     h.meta_kernel = meta, h.data_kernel = data, h.no_write = o->no_write;
     *r = (io_rec){.verified = -1};
     snprintf(r->name, sizeof r->name, "%s", !mpi ? run : o->read ? "MPI_File_read_all" : "MPI_File_write_all");
+    MPI_File fh = MPI_FILE_NULL;
     for (int it = -1; it < o->iters && rc == MPI_SUCCESS; it++) { /* it = -1: one untimed warm-up */
-        MPI_File fh;
-        if ((rc = open_file(o, o->read ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) != MPI_SUCCESS)
+        if ((it == -1 || !o->one_file) &&
+            (rc = open_file(o, o->read ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_RDWR, &fh)) != MPI_SUCCESS)
             break;
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime(), mine[5], max[5];
@@ -200,13 +212,15 @@ static int run_one(const io_opts *o, const char *run, const bio_reqs *q, io_rec 
         else
             rc = agx_file_write_all(fh, MPI_COMM_WORLD, q->n, q->off, q->len, q->buf, &h, &st);
         double t = MPI_Wtime() - t0;
-        if (!o->no_write)
+        if (!o->no_write && (!o->one_file || it == o->iters - 1))
             MPI_File_close(&fh);
         mine[0] = t, mine[1] = st.meta_time, mine[2] = st.data_time, mine[3] = st.io_time, mine[4] = st.other_time;
         MPI_Allreduce(mine, max, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         for (int k = 0; k < 5 && it >= 0; k++)
             r->t[k] += max[k] * 1e3 / o->iters;
     }
+    if (fh != MPI_FILE_NULL) /* a failed call's */
+        MPI_File_close(&fh);
     long long wrong = 0, all;
     for (long long i = 0; o->read && rc == MPI_SUCCESS && !o->no_write && i < q->bytes; i++)
         wrong += got[i] != q->buf[i];

@@ -358,8 +358,10 @@ typedef struct {
                                * their requests (a write's data too) to its first rank,
                                * which merges them and joins the runs that touch; only the
                                * node leaders run the two phases and reach the file (a
-                               * read's bytes handed back); 0 (agx's choice: not yet
-                               * taken by itself) or -1: never */
+                               * read's bytes handed back); 0: agx's choice (the MPI-IO
+                               * drop-in under AGX_ADAPT times it against the engine alone
+                               * where the file's ranks span nodes; elsewhere not taken);
+                               * -1: never */
 } agx_io_hints;
 
 /* Defaults: every field 0 / NULL, throttle -1. */

@@ -6,8 +6,8 @@
 #   - AGX_ADAPT=bogus is a clear error, never a crash;
 #   - the drop-in learns by default (an unmodified program under libagx-preload.so), and
 #     AGX_ADAPT=0 turns it off;
-#   - a file's choice between agx's write and the library's is written as a file_write_all
-#     row and read back the same way;
+#   - a file's choice between agx's write, with or without intra-node aggregation, and the
+#     library's is written as a file_write_all row and read back the same way;
 #   - alltoallv settles on the library's call, and a re-check unsettles it for a new class;
 #     its window charges agx's kernels the agreement that a settled call skips.
 #   adapt_check.sh SRCDIR BUILDDIR
@@ -49,6 +49,13 @@ AGX_ADAPT=1 AGX_TEST_FLEARN_SKEW=2:0:1000 AGX_TUNING_OUT="$t/files.json" "${run[
     "$t/files.json" || { cat "$t/files.json" >> "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's file_write_all row"; }
 AGX_ADAPT=1 AGX_TUNING_FILE="$t/files.json" "${run[@]}" -n 4 "${fl[@]}" --decided > "$t/out" 2>&1 ||
   bad "a second run's writes from the file_write_all row"
+#    ... and over two emulated nodes, the engine with intra-node aggregation as the winner
+AGX_ADAPT=1 AGX_REGION_SIZE=2 AGX_TEST_FLEARN_SKEW=1:01:1000 AGX_TUNING_OUT="$t/node.json" "${run[@]}" -n 4 \
+  "$b/bin/test_filelearn" --expect node --cb > "$t/out" 2>&1 &&
+  grep -q '"op": "file_write_all", "comm_size": "4-4", .*"algorithm": "two_phase_node"' "$t/node.json" ||
+  { cat "$t/node.json" >> "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's two_phase_node row"; }
+AGX_ADAPT=1 AGX_REGION_SIZE=2 AGX_TUNING_FILE="$t/node.json" "${run[@]}" -n 4 "$b/bin/test_filelearn" --expect node \
+  --cb --decided > "$t/out" 2>&1 || bad "a second run's writes from the two_phase_node row"
 # 6. alltoallv settles on the library's call where it won every class (one rank's clock
 #    makes every other candidate 1000x slower), and a class a re-check finds unsettles it
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "$b/bin/test_adapt" > "$t/out" 2>&1 &&

@@ -28,6 +28,20 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Whether the file's ranks span more than one node (AGX_REGION_SIZE / AGX_REGIONS: region)
+ * with two or more ranks on some node, where intra-node aggregation can change anything:
+ * 1, else -1. Collective on the file's communicator (its agx context, which the engine
+ * uses too: made and its regions found once). */
+static int spans_nodes(agx_file *f)
+{
+    agx_ctx *ctx;
+    agx_sel *sel;
+    const agx_regions *R;
+    if (agx_ctx_ready(f->comm, &ctx, &sel) != MPI_SUCCESS || agx_ctx_regions(ctx, &R) != MPI_SUCCESS)
+        return -1;
+    return R->r > 1 && R->max_size > 1 ? 1 : -1;
+}
+
 /* The file requests of the view's stream bytes [s, s + nbytes): a list of (offset,
  * length) in file order, lengths at most INT_MAX, in one kept buffer (twophase_bufs.c) of
  * *cap entries: the offsets, then the lengths (agx_file_unmap frees it). 0, or -1 (too
@@ -204,7 +218,13 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     int cand = AGX_FLEARN_ENGINE; /* AGX_ADAPT: the votes agreed, and the class's choice */
     const char *how = NULL;
     agx_io_stats st;
+    if (d->learn.mode && !f->spans) /* every rank here at the same call: the same answer */
+        f->spans = spans_nodes(f);
+    d->learn.ncand = d->learn.mode && f->spans > 0 && !d->h.node_aggr ? 3 : 2; /* agreed by the pick */
     rc = agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
+    agx_io_hints h = d->h;
+    if (cand == AGX_FLEARN_NODE) /* the engine, with intra-node aggregation */
+        cand = AGX_FLEARN_ENGINE, h.node_aggr = 1;
     double t0 = MPI_Wtime();
     int first = !f->shadow_state;
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
@@ -212,8 +232,8 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
         agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
     if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
-        rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st)
-                : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &d->h, vote, fn, &st);
+        rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st)
+                : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st);
     agx_file_unmap(off, cap);
     if (rc == MPI_SUCCESS && rd && cand == AGX_FLEARN_ENGINE && data && data != buf &&
         agx_pack(buf, count, dt, data, 1) != MPI_SUCCESS)

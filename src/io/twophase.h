@@ -253,6 +253,8 @@ typedef struct {
     agx_file_dir dir[2];       /* writes, reads */
     int told;                  /* AGX_VERBOSE: the reasons already printed (bits) */
     int lost;                  /* a rank keeps no state of this file: never agree again */
+    int spans;                 /* AGX_ADAPT: 1 its ranks span nodes, two or more on one: the
+                                * engine with node aggregation is timed too; -1 not; 0 unknown */
 } agx_file;
 /* Hints read from info and agreed (collective over f->comm), with whether every rank has
  * its record (`ok`); a disagreement leaves the file to the library on every rank. */

@@ -18,7 +18,8 @@
  *   3. the leaders' engine (agx_tp_run on the leaders' communicator, never nested again);
  *   4. the outcome broadcast on the node; a read's bytes scattered to the ranks.
  * Taken when the hint asks (agx_io_hints.node_aggr = 1, info key agx_node_aggregation =
- * enable); agx does not choose it by itself (agx_tp_node_ok says why).
+ * enable), or when the MPI-IO drop-in's on-line choice (AGX_ADAPT, src/select/adapt_file.c)
+ * timed it fastest on a file whose ranks span nodes; never by a rule (agx_tp_node_ok).
  */
 #include "twophase.h"
 
@@ -91,10 +92,11 @@ static int comms_of(agx_tp *t, const agx_regions *R, node_comms **out)
 
 int agx_tp_node_ok(const agx_tp *t, const agx_regions *R, long long bytes_max)
 {
-    /* Only when asked (node_aggr 1): across emulated links it measured 1.04-1.39x faster
-     * than the engine alone, on shared memory 1.4-1.8x slower (docs/RESULTS.md,
-     * "Intra-node aggregation in the engine"), and agx's regions look the same either
-     * way. The node's gathers count in ints: a node's records and bytes must fit. */
+    /* Only when asked (node_aggr 1: the hint, or the on-line choice's turn or winner):
+     * across emulated links it measured 1.04-1.39x faster than the engine alone, on shared
+     * memory 1.4-1.8x slower (docs/RESULTS.md, "Intra-node aggregation in the engine"),
+     * and agx's regions look the same either way: a rule could not tell. The node's
+     * gathers count in ints: a node's records and bytes must fit. */
     return t->h.node_aggr > 0 && !t->no_node && !t->h.no_write && t->req_max <= INT_MAX / R->max_size &&
            bytes_max <= (INT_MAX - 1) / R->max_size;
 }
@@ -238,8 +240,7 @@ static int leaders_run(agx_tp *t, const node_comms *c, leader *L, int vote)
     t->st.bytes_read += st.bytes_read, t->st.read_calls += st.read_calls, t->st.sieve_reads += st.sieve_reads;
     t->st.rounds_visited += st.rounds_visited;
     t->st.rounds = st.rounds, t->st.aggregators = st.aggregators, t->st.is_aggregator = st.is_aggregator;
-    t->st.meta_kernel = st.meta_kernel, t->st.data_kernel = st.data_kernel;
-    return MPI_SUCCESS;
+    return MPI_SUCCESS; /* the kernels: "node" on every rank, as the way the call went */
 }
 
 /* Steps 1-4 (after agreement A, every rank of t's communicator). */

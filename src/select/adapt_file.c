@@ -7,8 +7,12 @@
  *
  * A class: the largest rank's bytes in [2^(c-1), 2^c), and its mean piece (bytes over file
  * pieces) within a power of 4. Its turns: engine, library, library, engine (drift and a
- * first write's costs fall on both); the decision when each has 2 samples, or after 1 each
- * when one is twice the other (a file of a few writes learns too). A sample: each rank's
+ * first write's costs fall on both); where the file's ranks span more than one node with
+ * more than one rank on some node and no hint set it, the engine with intra-node
+ * aggregation is a third candidate: engine, library, node, node, library, engine. Once
+ * each has a sample, one that took at least twice the fastest's time is out (its turns
+ * skipped); the decision when each one left has 2 samples, at once when one is left (a
+ * file of a few writes learns too). A sample: each rank's
  * time from the choice to the write's end, the slowest rank's (MAX) per byte of the
  * largest rank's share. The times and the votes ride on one MPI_Allreduce at the next
  * write (or at close), which every write of a learning file makes: a few microseconds
@@ -24,6 +28,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define RATIO_EARLY 2.0
 #define AGX_FLEARN_SETTLE 8
@@ -62,6 +67,7 @@ void agx_flearn_init(agx_flearn *L, int p, int reads)
 {
     int m = agx_adapt_from_env();
     L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads, L->turn = 0;
+    L->ncand = 2;
     L->t0 = L->dt = L->bytes = 0;
     L->last = -1, L->streak = 0, L->settled_how = NULL;
 }
@@ -77,31 +83,66 @@ static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const c
     if (agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
         fprintf(stderr, "agx: %s (rank 0): collective %s settled on %s after %d decided calls in a row: no "
                 "agreement per call from now on (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes",
-                w == AGX_FLEARN_LIBRARY ? "the library's own" : "agx's two-phase", AGX_FLEARN_SETTLE);
+                agx_flearn_name(w, 1), AGX_FLEARN_SETTLE);
+}
+
+const char *agx_flearn_name(int cand, int words)
+{
+    static const char *const name[2][3] = {{"two_phase", "native", "two_phase_node"},
+                                           {"agx's two-phase", "the library's own",
+                                            "agx's two-phase with intra-node aggregation"}};
+    return cand >= 0 && cand < 3 ? name[words != 0][cand] : "?";
+}
+
+/* The fastest candidate of the class once each has a sample, else -1. */
+static int fastest(const agx_flearn *L, const agx_flearn_class *c)
+{
+    int w = 0;
+    for (int i = 0; i < L->ncand; i++) {
+        if (c->k[i] < 1)
+            return -1;
+        w = c->best[i] < c->best[w] ? i : w;
+    }
+    return w;
+}
+
+/* Candidate i is out of the class's window: each has a sample, and i's took at least
+ * RATIO_EARLY times the fastest's (the fastest's own: never). */
+static int out(const agx_flearn *L, const agx_flearn_class *c, int i)
+{
+    int w = fastest(L, c);
+    return w >= 0 && i != w && c->best[i] >= RATIO_EARLY * c->best[w];
 }
 
 static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char *name)
 {
-    if (c->k[0] < 1 || c->k[1] < 1)
+    int n = L->ncand, w = fastest(L, c);
+    if (w < 0)
         return;
-    double r = c->best[0] / c->best[1];
-    if ((c->k[0] < 2 || c->k[1] < 2) && r < RATIO_EARLY && r > 1 / RATIO_EARLY)
-        return;
-    c->decided = 1, c->winner = c->best[1] < c->best[0] ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
+    int left = 0;
+    for (int i = 0; i < n; i++)
+        left += !out(L, c, i);
+    for (int i = 0; i < n && left > 1; i++) /* each one left in: 2 samples (one left: it wins) */
+        if (!out(L, c, i) && c->k[i] < 2)
+            return;
+    c->decided = 1, c->winner = (signed char)w;
     remember(L->p, c->cls + L->reads * AGX_FLEARN_READS, c->winner);
-    char note[160];
-    snprintf(note, sizeof note, "learned on the run: two_phase %.3g, native %.3g s per MB (the fastest of %d and %d)",
-             c->best[0] * 1e6, c->best[1] * 1e6, c->k[0], c->k[1]);
+    char note[256], times[128];
+    int at = 0;
+    for (int i = 0; i < n; i++)
+        at += snprintf(times + at, sizeof times - (size_t)at, "%s%s %.3g", i ? ", " : "", agx_flearn_name(i, 0),
+                       c->best[i] * 1e6);
+    snprintf(note, sizeof note, "learned on the run: %s s per MB (the fastest of %d, %d%s%.0d)", times, c->k[0],
+             c->k[1], n > 2 ? " and " : "", n > 2 ? c->k[2] : 0);
     agx_flearn_keep(L->p, L->reads, c->cls, c->winner, note);
     int rank = 1;
     if (!agx_env_flag("AGX_VERBOSE") || PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank)
         return;
     int bc = c->cls / 64, pc = c->cls % 64;
-    fprintf(stderr,
-            "agx: %s (rank 0): collective %s of under %lld B per rank, pieces under %lld B: agx's two-phase "
-            "%.3g, the library's own %.3g s per MB (the fastest of %d and %d %s): %s from now on (AGX_ADAPT)\n",
-            name ? name : "a file", L->reads ? "reads" : "writes", bc < 62 ? 1LL << bc : -1LL, pc < 31 ? 1LL << (2 * pc) : -1LL, c->best[0] * 1e6,
-            c->best[1] * 1e6, c->k[0], c->k[1], L->reads ? "reads" : "writes", c->winner ? "the library's own" : "agx's two-phase");
+    fprintf(stderr, "agx: %s (rank 0): collective %s of under %lld B per rank, pieces under %lld B: %s s per MB "
+            "(the fastest of each one's %s): %s from now on (AGX_ADAPT)\n", name ? name : "a file",
+            L->reads ? "reads" : "writes", bc < 62 ? 1LL << bc : -1LL, pc < 31 ? 1LL << (2 * pc) : -1LL, times,
+            L->reads ? "reads" : "writes", agx_flearn_name(c->winner, 1));
 }
 
 /* The last write's sample, when every rank timed it (v: the slowest rank's ns, and minus
@@ -133,6 +174,8 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
     int w = remembered(L->p, cls + L->reads * AGX_FLEARN_READS), ruled = w < 0;
     if (ruled)
         w = agx_rules_file_io(L->reads, L->p, bytes, piece);
+    if (w == AGX_FLEARN_NODE && L->ncand < 3) /* all ranks on one node, or a hint said */
+        w = AGX_FLEARN_ENGINE;
     int v[2] = {w, -w};
     if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
         return NULL;
@@ -146,8 +189,10 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how)
 {
-    static const signed char order[4] = {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY,
-                                         AGX_FLEARN_ENGINE};
+    static const signed char order[2][6] = {
+        {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY, AGX_FLEARN_ENGINE},
+        {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_NODE, AGX_FLEARN_LIBRARY,
+         AGX_FLEARN_ENGINE}};
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
     L->turn = 0;
     if (!L->mode)
@@ -157,10 +202,11 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         return MPI_SUCCESS;
     }
     int timed = L->pend >= 0, rc = MPI_SUCCESS;
-    long long v[5] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
-                      -timed};
-    if ((rc = PMPI_Allreduce(MPI_IN_PLACE, v, 5, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+    long long v[6] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
+                      -timed, -(L->ncand > 2)};
+    if ((rc = PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
         return rc;
+    L->ncand = v[5] == -1 ? 3 : 2; /* offered where every rank offers it */
     record(L, v + 3, comm, name);
     if (v[0]) {
         *cand = AGX_FLEARN_VOTED;
@@ -177,7 +223,11 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
         streak(L, c->winner, *how, comm, name);
         return MPI_SUCCESS;
     }
-    *cand = order[c->turns % 4];
+    const signed char *turn = order[L->ncand > 2];
+    int nt = L->ncand > 2 ? 6 : 4;
+    for (int s = 0; s < nt && out(L, c, turn[c->turns % nt]); s++) /* a candidate out: its turns skipped */
+        c->turns++;
+    *cand = turn[c->turns % nt];
     L->streak = 0; /* a class still learning: not settled yet */
     *how = *cand == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: timed against agx's" : NULL;
     L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c), L->turn = 1; /* running: done() makes it a sample */
@@ -186,17 +236,19 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     return MPI_SUCCESS;
 }
 
-/* AGX_TEST_FLEARN_SKEW=RANK:CAND:FACTOR (tests only): that rank's times of candidate CAND
- * (0 the engine, 1 the library) are multiplied by FACTOR, a clock that disagrees. */
+/* AGX_TEST_FLEARN_SKEW=RANK:CANDS:FACTOR (tests only): that rank's times of the candidates
+ * CANDS (digits: 0 the engine, 1 the library, 2 the engine with node aggregation) are
+ * multiplied by FACTOR, a clock that disagrees. */
 static double skew(int cand)
 {
-    static int rank = -2, which;
+    static int rank = -2;
+    static char which[8];
     static double factor;
     const char *e = getenv("AGX_TEST_FLEARN_SKEW");
-    if (rank == -2 && (!e || sscanf(e, "%d:%d:%lf", &rank, &which, &factor) != 3))
+    if (rank == -2 && (!e || sscanf(e, "%d:%7[0-9]:%lf", &rank, which, &factor) != 3))
         rank = -1;
     int me = -1;
-    if (rank >= 0 && cand == which)
+    if (rank >= 0 && strchr(which, '0' + cand))
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
     return me == rank && rank >= 0 ? factor : 1.0;
 }

@@ -145,7 +145,7 @@ void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note)
     if (!path || !*path)
         return;
     out_row r = {.file = 1 + reads, .p = p, .cls = cls / 64, .pcls = cls % 64,
-                 .alg = winner == AGX_FLEARN_LIBRARY ? "native" : "two_phase"};
+                 .alg = agx_flearn_name(winner, 0)};
     snprintf(r.note, sizeof r.note, "%s", note);
     out_keep(r);
 }

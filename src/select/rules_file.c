@@ -128,7 +128,7 @@ static const char *const keys[] = {"op",        "kind",      "comm_size", "ppn",
                                    "bytes",     "algorithm", "params",    "note", "piece"};
 
 /* A file row (the per-file choice of src/select/adapt_file.c): comm_size, bytes (the
- * largest rank's), piece (the mean file piece), algorithm two_phase or native. */
+ * largest rank's), piece (the mean file piece), algorithm two_phase, two_phase_node or native. */
 static int file_row(json_t *o, const char *path, int line, agx_rule *r)
 {
     static const char *const rk[] = {"bytes", "comm_size", "piece"};
@@ -143,11 +143,13 @@ static int file_row(json_t *o, const char *path, int line, agx_rule *r)
             return fail("%s:%d: \"%s\" must be a range: \"lo-hi\", \"lo-\", \"N\" or an integer (K, M, G allowed)",
                         path, line, rk[i]), -1;
     s = json_string_value(json_object_get(o, "algorithm"));
-    if (!s || (strcmp(s, "two_phase") && strcmp(s, "native")))
-        return fail("%s:%d: a file row's algorithm is two_phase (agx's engine) or native (the library's own)", path,
-                    line), -1;
-    r->kidx[0] = strcmp(s, "two_phase") ? AGX_FLEARN_LIBRARY : AGX_FLEARN_ENGINE;
-    r->alg = r->kidx[0] == AGX_FLEARN_ENGINE ? "two_phase" : "native";
+    r->kidx[0] = -1;
+    for (int c = AGX_FLEARN_ENGINE; s && c < AGX_FLEARN_VOTED; c++)
+        r->kidx[0] = strcmp(s, agx_flearn_name(c, 0)) ? r->kidx[0] : c;
+    if (r->kidx[0] < 0)
+        return fail("%s:%d: a file row's algorithm is two_phase (agx's engine), two_phase_node (with intra-node "
+                    "aggregation) or native (the library's own)", path, line), -1;
+    r->alg = agx_flearn_name(r->kidx[0], 0);
     r->line = line;
     return 0;
 }

@@ -228,7 +228,7 @@ void agx_env_rules_free(agx_rule *rules, int n);
  * communicator (sets sel->rules_on or sel->rules_bad), and its release at finalize. */
 const agx_rule *agx_rules_file(agx_op op, agx_kind kind, int *n);
 /* The rules file's row for collective writes (reads 0) or reads of p ranks, the largest
- * rank's bytes and the mean piece: AGX_FLEARN_ENGINE or _LIBRARY, -1 when none (or no
+ * rank's bytes and the mean piece: AGX_FLEARN_ENGINE, _LIBRARY or _NODE, -1 when none (or no
  * usable file). Its ops: AGX_OP_LAST + reads ("file_write_all", "file_read_all"). */
 int agx_rules_file_io(int reads, int p, long long bytes, long long piece);
 const char *agx_rules_path(void);
@@ -324,30 +324,28 @@ static inline int agx_alg_index(const agx_args *a) { return (int)(a->alg - a->ta
  * call runs native and every class of the operation learned here chose native. Reads only
  * agreed state: the same answer on every rank. */
 int agx_learn_settled(const agx_args *a);
-/* adapt_out.c: a decision said (AGX_VERBOSE) and kept for AGX_TUNING_OUT; the classes of
- * a communicator listed (agx-info); AGX_ADAPT read. */
+/* adapt_out.c: decisions said (AGX_VERBOSE), kept (AGX_TUNING_OUT), listed (agx-info). */
 void agx_learn_report(const agx_args *a, const agx_learn *e);
 void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
 /* adapt_out.c: a file class decided (adapt_file.c: cls = bytes' class x 64 + the piece's
  * class / 2), kept for AGX_TUNING_OUT as a file_write_all / file_read_all row. */
 void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note);
 int agx_adapt_from_env(void);
-
+/* A file candidate's name in rules files ("two_phase", "native", "two_phase_node"), or in words. */
+const char *agx_flearn_name(int cand, int words);
 /* ---- on-line choice of collective writes and reads (adapt_file.c): one state per file
  * handle and direction ---- */
 #define AGX_FLEARN_CLASSES 16
 typedef struct {
     int cls;                  /* the writes' class: size per rank and piece size (adapt_file.c) */
-    signed char decided, winner; /* winner: AGX_FLEARN_ENGINE or AGX_FLEARN_LIBRARY;
-                                  * decided 2: by the rules file's row */
-    signed char turns, k[2];  /* turns started; samples agreed per candidate */
-    double best[2];           /* per candidate: its fastest agreed time, s per byte of the
+    signed char decided, winner; /* winner: an AGX_FLEARN_*; decided 2: by the rules file's row */
+    signed char turns, k[3];  /* turns started; samples agreed per candidate */
+    double best[3];           /* per candidate: its fastest agreed time, s per byte of the
                                * largest rank's share (s when no rank writes) */
 } agx_flearn_class;
 typedef struct {
     int mode;                 /* AGX_ADAPT when the file was opened: 0 off */
-    int p, nclass;
-    int reads;                /* 1: the file's collective reads (apart from its writes) */
+    int p, nclass, reads, ncand; /* reads 1: the file's reads (apart from its writes); ncand 3: _NODE too */
     agx_flearn_class c[AGX_FLEARN_CLASSES];
     int pend, pend_cand;      /* the last write timed: its class index; -1 none; -2 - i: class i running */
     int turn;                 /* the last call was a class's learning turn (agreed: alike on
@@ -357,14 +355,16 @@ typedef struct {
     const char *settled_how;  /* and why (agx_flearn_pick's *how), a static string */
     double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
 } agx_flearn;
-enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_VOTED };
+enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_VOTED }; /* NODE: node_aggr on */
 /* A file's state for its writes (reads 0) or reads (mode from AGX_ADAPT, p the file
  * communicator's size). */
 void agx_flearn_init(agx_flearn *L, int p, int reads);
 /* Collective over comm (a file's private communicator), one MPI_Allreduce (a second for a
  * class new to the file): the votes (1: this rank asks for the library's own write), the
  * last write's times and the class of this one (nbytes, pieces: this rank's) agreed, and
- * which runs it: AGX_FLEARN_VOTED (a rank asked), the engine or the library (the class's
+ * whether every rank offers AGX_FLEARN_NODE (L->ncand 3, set by the caller before; the
+ * agreed value after), and which runs it: AGX_FLEARN_VOTED (a rank asked), the engine,
+ * the engine with node aggregation or the library (the class's
  * winner, or its turn while it learns; *how says which, a static string). Its time counts
  * from here to agx_flearn_done (valid 0: it does not count). Learning off, or the handle
  * settled (AGX_FLEARN_SETTLE decided calls in a row with one winner): no reduction, the
