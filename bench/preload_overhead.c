@@ -11,9 +11,12 @@
  * with PMPI_ (the library's own persistent allgather), each block MPI_Start + MPI_Wait
  * CALLS times (the program initialises with MPI_THREAD_MULTIPLE, which agx's requests need);
  * persistent_allreduce: the same with MPI_Allreduce_init (BYTES of MPI_INT under MPI_SUM),
- * persistent_alltoallv with MPI_Alltoallv_init (BYTES to each rank).
+ * persistent_alltoallv with MPI_Alltoallv_init (BYTES to each rank); iallgather and
+ * iallreduce: MPI_Iallgather / MPI_Iallreduce then MPI_Wait against the PMPI_ pair (agx's
+ * request under the preload only with AGX_PROGRESS_THREAD=1; MPI_THREAD_MULTIPLE), with
+ * COMPUTE microseconds of busy work between the start and the wait (OSU's overlap).
  *   tools/agxrun -n 2 --preload build/lib/libagx-preload.so \
- *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS] [OP]
+ *       env AGX_ALLGATHER_ALGORITHM=native build/bin/preload_overhead [BYTES] [BLOCKS] [CALLS] [OP] [COMPUTE]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -44,8 +47,16 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-enum { ALLGATHER, ALLREDUCE, ALLTOALLV, PERSISTENT, PERSISTENT_AR, PERSISTENT_A2A };
+enum { ALLGATHER, ALLREDUCE, ALLTOALLV, IALLGATHER, IALLREDUCE, PERSISTENT, PERSISTENT_AR, PERSISTENT_A2A };
 static int op, *cnt, *dsp;
+static double compute_s; /* i-calls: busy work between the start and the wait */
+
+static void compute(void)
+{
+    double t0 = MPI_Wtime();
+    while (MPI_Wtime() - t0 < compute_s)
+        ;
+}
 static MPI_Request preq[2]; /* persistent: [1] made through MPI_ (the preload's), [0] through PMPI_ */
 
 static void one(int interposed, char *s, char *r, int n)
@@ -63,6 +74,26 @@ static void one(int interposed, char *s, char *r, int n)
         else
             PMPI_Allreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         break;
+    case IALLGATHER:
+    case IALLREDUCE: {
+        MPI_Request q;
+        if (interposed) {
+            if (op == IALLGATHER)
+                MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, &q);
+            else
+                MPI_Iallreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+            compute();
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else {
+            if (op == IALLGATHER)
+                PMPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, &q);
+            else
+                PMPI_Iallreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+            compute();
+            PMPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+        break;
+    }
     case PERSISTENT:
     case PERSISTENT_AR:
     case PERSISTENT_A2A:
@@ -92,7 +123,7 @@ int main(int argc, char **argv)
 {
     int rank, p, provided;
     int persistent = argc > 4 && !strncmp(argv[4], "persistent", 10);
-    if (persistent)
+    if (persistent || (argc > 4 && argv[4][0] == 'i'))
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else
         MPI_Init(&argc, &argv);
@@ -101,9 +132,11 @@ int main(int argc, char **argv)
     int n = argc > 1 ? atoi(argv[1]) : 8, blocks = argc > 2 ? atoi(argv[2]) : 200,
         calls = argc > 3 ? atoi(argv[3]) : 200;
     const char *opname = argc > 4 ? argv[4] : "allgather";
-    static const char *names[] = {"Allgather", "Allreduce", "Alltoallv", "Allgather_init start",
-                                  "Allreduce_init start", "Alltoallv_init start"};
+    compute_s = argc > 5 ? atof(argv[5]) * 1e-6 : 0;
+    static const char *names[] = {"Allgather", "Allreduce", "Alltoallv", "Iallgather + Wait", "Iallreduce + Wait",
+                                  "Allgather_init start", "Allreduce_init start", "Alltoallv_init start"};
     op = !strcmp(opname, "allreduce") ? ALLREDUCE : !strcmp(opname, "alltoallv") ? ALLTOALLV
+       : !strcmp(opname, "iallgather") ? IALLGATHER : !strcmp(opname, "iallreduce") ? IALLREDUCE
        : !strcmp(opname, "persistent_allreduce") ? PERSISTENT_AR
        : !strcmp(opname, "persistent_alltoallv") ? PERSISTENT_A2A
        : persistent                   ? PERSISTENT : ALLGATHER;
@@ -115,7 +148,8 @@ int main(int argc, char **argv)
         (op == PERSISTENT && strcmp(opname, "persistent"))) {
         if (rank == 0)
             fprintf(stderr, "usage: preload_overhead [BYTES >= 0] [BLOCKS >= 1] [CALLS >= 1] "
-                    "[allgather|allreduce|alltoallv|persistent|persistent_allreduce|persistent_alltoallv]\n");
+                    "[allgather|allreduce|alltoallv|iallgather|iallreduce|persistent|persistent_allreduce|"
+                    "persistent_alltoallv]\n");
         MPI_Finalize();
         return 1;
     }
