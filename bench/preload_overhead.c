@@ -77,21 +77,13 @@ static void one(int interposed, char *s, char *r, int n)
     case IALLGATHER:
     case IALLREDUCE: {
         MPI_Request q;
-        if (interposed) {
-            if (op == IALLGATHER)
-                MPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, &q);
-            else
-                MPI_Iallreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
-            compute();
-            MPI_Wait(&q, MPI_STATUS_IGNORE);
-        } else {
-            if (op == IALLGATHER)
-                PMPI_Iallgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, &q);
-            else
-                PMPI_Iallreduce(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
-            compute();
-            PMPI_Wait(&q, MPI_STATUS_IGNORE);
-        }
+        if (op == IALLGATHER)
+            (interposed ? MPI_Iallgather : PMPI_Iallgather)(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD, &q);
+        else
+            (interposed ? MPI_Iallreduce : PMPI_Iallreduce)(s, r, n / (int)sizeof(int), MPI_INT, MPI_SUM,
+                                                            MPI_COMM_WORLD, &q);
+        compute();
+        (interposed ? MPI_Wait : PMPI_Wait)(&q, MPI_STATUS_IGNORE);
         break;
     }
     case PERSISTENT:
