@@ -50,7 +50,8 @@ static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_THREAD] = "non-blocking or persistent, and agx's progress thread does not run",
     [AGX_LEFT_INTER] = "persistent on an inter-communicator",
     [AGX_LEFT_RANK] = "persistent, and a rank could not take it",
-    [AGX_LEFT_TIMED] = "persistent inits whose starts the library's own ran faster, timed at the init (AGX_ADAPT)",
+    [AGX_LEFT_TIMED] = "persistent inits whose starts, or non-blocking calls, the library's own ran faster, "
+                       "timed (AGX_ADAPT)",
 };
 
 int agx_preload_set(const char *name)
@@ -196,8 +197,9 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
 /* Non-blocking allgather(v) and allreduce: through agx only while its progress thread runs
  * (the preload's MPI_Wait & co. advance agx's rounds, but a program may wait in a call that
  * does not, MPI_Recv or a barrier, for a peer that needs them): then agx's request
- * handed to MPI as a generalized request (agx_request_mpi); otherwise the library's own
- * call. An alltoallv request would run the library's call inside agx anyway: not
+ * handed to MPI as a generalized request (agx_request_mpi), where it is faster than the
+ * library's own call (AGX_ADAPT: timed at a size class's first call, preload_nbtune.c);
+ * otherwise the library's own call. An alltoallv request would run the library's call inside agx anyway: not
  * intercepted. */
 int agx_preload_async_ok(int op)
 {
@@ -223,6 +225,13 @@ int agx_preload_async_ok(int op)
 
 #define async_ok agx_preload_async_ok
 
+/* A call the timing gave to the library (AGX_STATS, AGX_ADAPT: preload_nbtune.c). */
+static int timed(int op)
+{
+    agx_preload_left(op, AGX_LEFT_TIMED);
+    return 1;
+}
+
 /* agx's request r (made with code rc) as the program's MPI request. */
 static int hand_over(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes)
 {
@@ -235,7 +244,8 @@ AGX_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype s
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     agx_request r;
-    if (!async_ok(AGX_OP_ALLGATHER))
+    if (!async_ok(AGX_OP_ALLGATHER) ||
+        (agx_nbtune_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm) && timed(AGX_OP_ALLGATHER)))
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return hand_over(agx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &r), &r,
                      request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
@@ -246,7 +256,9 @@ AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
                                MPI_Request *request)
 {
     agx_request r;
-    if (!async_ok(AGX_OP_ALLGATHERV))
+    if (!async_ok(AGX_OP_ALLGATHERV) ||
+        (agx_nbtune_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm) &&
+         timed(AGX_OP_ALLGATHERV)))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return hand_over(agx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &r),
                      &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
@@ -256,7 +268,8 @@ AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI
                               MPI_Comm comm, MPI_Request *request)
 {
     agx_request r;
-    if (!async_ok(AGX_OP_ALLREDUCE))
+    if (!async_ok(AGX_OP_ALLREDUCE) ||
+        (agx_nbtune_allreduce(sendbuf, count, datatype, op, comm) && timed(AGX_OP_ALLREDUCE)))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return hand_over(agx_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &r), &r, request, AGX_OP_ALLREDUCE,
                      comm, agx_preload_bytes(comm, count, 0, NULL, datatype));
@@ -381,5 +394,6 @@ AGX_EXPORT int MPI_Finalize(void)
         if (rank == 0)
             print_report(rank);
     }
+    agx_nbtune_finalize();
     return PMPI_Finalize();
 }

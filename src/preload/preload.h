@@ -43,16 +43,50 @@ int agx_persist_start_quiet(MPI_Request h);
 /* preload_ptune.c: a persistent init timed (AGX_ADAPT): agx's plan against the library's
  * own persistent call on scratch buffers, with the init's arguments; 1 when the library's
  * is faster (agreed: the same answer on every rank of comm; collective). */
+#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather(v)'s receive buffer,
+                                    * an allreduce's vector; an alltoallv's buffers per rank */
+#define AGX_NBTUNE_BYTES (1 << 20) /* the same for a non-blocking call (a class timed once) */
+/* One timing: its candidates, made (or, nonblocking, started) by mk_agx / mk_lib on the
+ * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
+typedef struct {
+    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
+    agx_op op;
+    long long bytes;       /* what decides whether to time: alike on every rank */
+    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
+                            * complex to copy) */
+    int in_place;
+    int exact;             /* both give the same bits (data movement, exact reductions):
+                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
+    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
+    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
+    const void *arg;       /* the call's arguments */
+    int nonblocking;       /* mk_agx / mk_lib start one call each (none made before); 2:
+                            * this rank could not keep the verdict (agreed: not timed) */
+} agx_ptune;
+/* Collective: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1
+ * a rank could not time it (its AGX_ADAPT, scratch or layout: agreed). */
+int agx_ptune_run(const agx_ptune *c, MPI_Comm comm);
+long long agx_ptune_span(MPI_Datatype t, long long count); /* bytes count elements span, -1: not simple */
+/* each: agx_ptune_run's answer; nb: the non-blocking call (info unused; agx_ptune.nonblocking) */
 int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, int nb);
 int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
-                         const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+                         const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, int nb);
 int agx_ptune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                        MPI_Info info);
+                        MPI_Info info, int nb);
 int agx_ptune_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
                         const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Info info);
 #endif
+/* preload_nbtune.c: a non-blocking call of a size class new on comm timed (AGX_ADAPT),
+ * the verdict kept on comm: 1 when the library's own call is faster (collective at a
+ * class's first call, on every rank alike). */
+int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm);
+int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                          const int *displs, MPI_Datatype recvtype, MPI_Comm comm);
+int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+void agx_nbtune_finalize(void); /* before MPI_Finalize: the world's state and the keyval freed */
 /* preload_foreign.c: the program's MPI library is not the one this build links (then
  * every entry steps aside), and a function of the program's own MPI library by name. */
 int agx_preload_foreign(void);

@@ -15,12 +15,12 @@
  * phase's last call one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
  * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
  * whatever each one's clock said. The library's call (native), then the default's choice,
- * stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the same calls of a class (the calls of a
- * correct program match, and alltoallv's size is agreed), so the window ends at the same
- * call everywhere. alltoallv's candidates other than native are charged the call's
- * agreement, which native skips once the communicator settles on it (api_alltoallv.c):
- * each rank's median agreement time, the least over the ranks (its latency, not the
- * arrival skew it absorbs), in the same reduction.
+ * stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the same
+ * calls of a class (the calls of a correct program match, and alltoallv's size is
+ * agreed), so the window ends at the same call everywhere. alltoallv's candidates other
+ * than native are charged the call's agreement, which native skips once the communicator
+ * settles on it (api_alltoallv.c): each rank's median agreement time, the least over the
+ * ranks (its latency, not the arrival skew it absorbs), in the same reduction.
  * Exactness: a candidate must give the bits the default's choice gives. Data movement
  * (allgather(v), alltoallv) and exact reductions (integers, logicals: any order gives the
  * same bits) learn freely; other reductions (floating point) keep the default's choice

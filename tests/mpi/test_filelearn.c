@@ -125,7 +125,8 @@ int main(int argc, char **argv)
             CHECK(lib ? learned[w] : nd ? node[w] : way[w] && !node[w], "file %d write %d: not the expected %s", file,
                   w, expect);
         if (file == 0 && !decided && !off && getenv("AGX_REGION_SIZE"))
-            CHECK(nnode >= 1, "file 0: the ranks span regions, yet node aggregation was not timed in the first 4 writes");
+            CHECK(nnode >= 1, "file 0: the ranks span regions, yet node aggregation was not timed in the first 4 "
+                  "writes");
         long long diff = mt_compare_files(rank, b, a);
         CHECK(diff == 0, "file %d: %lld bytes differ from the library's file", file, diff);
         MPI_Barrier(MPI_COMM_WORLD);

@@ -1,0 +1,195 @@
+/*
+ * Non-blocking allgather, allgatherv and allreduce through the preload (AGX_ADAPT, the
+ * preload's default; docs/algorithms.md, "Requests"): agx's request, handed to MPI, runs
+ * the call only where it is faster than the library's own MPI_I<op>. At the first call of
+ * a size class (bytes in [2^(c-1), 2^c), up to AGX_NBTUNE_BYTES) on a communicator, both
+ * candidates are timed on scratch buffers as a persistent init's are (preload_ptune.c:
+ * rounds in turn of calls started and waited for back to back, the slowest rank's median
+ * agreed), and the verdict is kept on the communicator for its later calls of the class.
+ * On this 2-core machine agx's non-blocking calls took 1.2-5.7x the library's time
+ * (docs/RESULTS.md, "Non-blocking calls through the preload against the library's"): a
+ * generalized request per call, and a progress thread sharing the cores.
+ * The verdicts live in a state attached to the communicator (an attribute, freed with it):
+ * every rank keeps what every rank agreed, or, where a rank could not time (its AGX_ADAPT,
+ * scratch, buffer layout or state: agreed by the timing), the communicator stays with
+ * agx's from then on. Inter-communicators, floating-point reductions under AGX_ADAPT=1,
+ * larger calls: agx's, untimed, as before.
+ */
+#include "preload.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#ifdef INIT
+enum { CLASSES = 21 };            /* c = 1 .. 21: 1 B to AGX_NBTUNE_BYTES */
+#define OFF ((void *)1)           /* the attribute's value where a rank could not keep its
+                                   * verdicts: agx's from now on, nothing timed */
+typedef struct {
+    int p, inter;                 /* the communicator's size, whether an inter-communicator */
+    int off;                      /* a rank could not time here: agx's from now on */
+    unsigned long long known[3], lib[3]; /* per operation: the classes timed; the library's */
+} nb_state;
+static int key = MPI_KEYVAL_INVALID;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    if (value != OFF)
+        free(value);
+    return MPI_SUCCESS;
+}
+
+static void keys(void)
+{
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, drop, &key, NULL);
+}
+
+/* comm's state, made at its first non-blocking call (NULL: agx's, untimed: OFF, or
+ * none could be made, which the first timing agrees on). One attribute lookup a call. */
+static nb_state *state(MPI_Comm comm, int *fresh)
+{
+    void *v = NULL;
+    int found = 0;
+    pthread_once(&once, keys);
+    *fresh = 0;
+    if (PMPI_Comm_get_attr(comm, key, &v, &found) != MPI_SUCCESS || (found && v == OFF))
+        return NULL;
+    if (found)
+        return v;
+    nb_state *st = calloc(1, sizeof *st);
+    if (st && (PMPI_Comm_test_inter(comm, &st->inter) != MPI_SUCCESS || PMPI_Comm_size(comm, &st->p) != MPI_SUCCESS ||
+               PMPI_Comm_set_attr(comm, key, st) != MPI_SUCCESS)) {
+        free(st);
+        st = NULL;
+    }
+    *fresh = 1;
+    return st;
+}
+
+void agx_nbtune_finalize(void)
+{
+    void *v;
+    int found = 0;
+    if (key == MPI_KEYVAL_INVALID)
+        return;
+    if (PMPI_Comm_get_attr(MPI_COMM_WORLD, key, &v, &found) == MPI_SUCCESS && found)
+        PMPI_Comm_delete_attr(MPI_COMM_WORLD, key); /* the world's state freed (drop) */
+    PMPI_Comm_free_keyval(&key);
+}
+
+/* The verdict of operation k (0 allgather, 1 allgatherv, 2 allreduce) for a call of bytes
+ * on comm: 1 the library's, 0 agx's; at a class's first call timed (time: the
+ * candidates, collective) and kept. No call is timed on a single rank, an
+ * inter-communicator, no bytes or more than AGX_NBTUNE_BYTES (alike on every rank). */
+static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void *, int), const void *arg)
+{
+    int c = 0, fresh, inter = 1, p = 1;
+    nb_state *st = state(comm, &fresh);
+    while (c < 62 && (1LL << c) <= bytes)
+        c++;
+    if (!fresh && (!st || st->off)) /* agreed before: agx's */
+        return 0;
+    if (st)
+        inter = st->inter, p = st->p;
+    else
+        PMPI_Comm_test_inter(comm, &inter), PMPI_Comm_size(comm, &p);
+    if (inter || p < 2 || c < 1 || c > CLASSES) /* alike everywhere; a rank without its state tries again */
+        return 0;
+    unsigned long long bit = 1ULL << (c - 1);
+    if (st && (st->known[k] & bit))
+        return (st->lib[k] & bit) != 0;
+    int r = time(arg, st ? 1 : 2); /* collective; 2: this rank cannot keep it, so -1 everywhere */
+    if (!st)
+        return PMPI_Comm_set_attr(comm, key, OFF), 0;
+    st->off = r < 0;
+    st->known[k] |= bit;
+    st->lib[k] |= r > 0 ? bit : 0;
+    return r > 0;
+}
+/* the timings: each call's arguments, for agx_ptune_* */
+typedef struct {
+    const void *sbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    const int *rc, *rd;
+    MPI_Op op;
+    MPI_Comm comm;
+} nb_args;
+
+static int time_ag(const void *arg, int nb)
+{
+    const nb_args *x = arg;
+    return agx_ptune_allgather(x->sbuf, x->scount, x->stype, x->rcount, x->rtype, x->comm, MPI_INFO_NULL, nb);
+}
+
+static int time_agv(const void *arg, int nb)
+{
+    const nb_args *x = arg;
+    return agx_ptune_allgatherv(x->sbuf, x->scount, x->stype, x->rc, x->rd, x->rtype, x->comm, MPI_INFO_NULL, nb);
+}
+
+static int time_ar(const void *arg, int nb)
+{
+    const nb_args *x = arg;
+    return agx_ptune_allreduce(x->sbuf, x->rcount, x->rtype, x->op, x->comm, MPI_INFO_NULL, nb);
+}
+
+int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int p = 1, size = 0;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Type_size(recvtype, &size);
+    nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rcount = recvcount, .rtype = recvtype,
+                 .comm = comm};
+    return verdict(comm, 0, (long long)p * recvcount * size, time_ag, &x);
+}
+
+int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                          const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int p = 1, size = 0;
+    long long tot = 0;
+    PMPI_Comm_size(comm, &p);
+    PMPI_Type_size(recvtype, &size);
+    for (int i = 0; recvcounts && i < p; i++)
+        tot += recvcounts[i] > 0 ? recvcounts[i] : 0;
+    nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rtype = recvtype, .rc = recvcounts,
+                 .rd = displs, .comm = comm};
+    return verdict(comm, 1, tot * size, time_agv, &x);
+}
+
+/* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
+int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    static int any = -1;
+    int size = 0;
+    if (any < 0)
+        any = agx_preload_set("AGX_ADAPT") && !strcasecmp(getenv("AGX_ADAPT"), "any");
+    if (!any && !agx_allreduce_exact(datatype, op)) /* alike on every rank (the type and op are) */
+        return 0;
+    PMPI_Type_size(datatype, &size);
+    nb_args x = {.sbuf = sendbuf, .rcount = count, .rtype = datatype, .op = op, .comm = comm};
+    return verdict(comm, 2, (long long)count * size, time_ar, &x);
+}
+#else
+void agx_nbtune_finalize(void) {}
+int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvcount, (void)recvtype, (void)comm, 0;
+}
+int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                          const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return (void)sendbuf, (void)sendcount, (void)sendtype, (void)recvcounts, (void)displs, (void)recvtype,
+           (void)comm, 0;
+}
+int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return (void)sendbuf, (void)count, (void)datatype, (void)op, (void)comm, 0;
+}
+#endif
