@@ -2,7 +2,7 @@
  * Non-blocking allgather, allgatherv and allreduce through the preload (AGX_ADAPT, the
  * preload's default; docs/algorithms.md, "Requests"): agx's request, handed to MPI, runs
  * the call only where it is faster than the library's own MPI_I<op>. At the first call of
- * a size class (bytes in [2^(c-1), 2^c), up to AGX_NBTUNE_BYTES) on a communicator, both
+ * a size class (bytes in [2^(c-1), 2^c), under AGX_NBTUNE_BYTES) on a communicator, both
  * candidates are timed on scratch buffers as a persistent init's are (preload_ptune.c:
  * rounds in turn of calls started and waited for back to back, the slowest rank's median
  * agreed), and the verdict is kept on the communicator for its later calls of the class.
@@ -23,7 +23,7 @@
 #include <strings.h>
 
 #ifdef INIT
-enum { CLASSES = 21 };            /* c = 1 .. 21: 1 B to AGX_NBTUNE_BYTES */
+enum { CLASSES = 20 };            /* c = 1 .. 20: 1 B to under AGX_NBTUNE_BYTES */
 #define OFF ((void *)1)           /* the attribute's value where a rank could not keep its
                                    * verdicts: agx's from now on, nothing timed */
 typedef struct {
@@ -83,7 +83,9 @@ void agx_nbtune_finalize(void)
 /* The verdict of operation k (0 allgather, 1 allgatherv, 2 allreduce) for a call of bytes
  * on comm: 1 the library's, 0 agx's; at a class's first call timed (time: the
  * candidates, collective) and kept. No call is timed on a single rank, an
- * inter-communicator, no bytes or more than AGX_NBTUNE_BYTES (alike on every rank). */
+ * inter-communicator, no bytes or AGX_NBTUNE_BYTES or more (alike on every rank): every
+ * call timed reaches agx_ptune_run's agreement, so a rank without its state (2) makes
+ * the answer -1 on every rank, and no rank keeps a verdict another does not. */
 static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void *, int), const void *arg)
 {
     int c = 0, fresh, inter = 1, p = 1;
@@ -155,11 +157,11 @@ int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     long long tot = 0;
     PMPI_Comm_size(comm, &p);
     PMPI_Type_size(recvtype, &size);
-    for (int i = 0; recvcounts && i < p; i++)
-        tot += recvcounts[i] > 0 ? recvcounts[i] : 0;
+    for (int i = 0; recvcounts && displs && tot >= 0 && i < p; i++) /* a layout agx_ptune times, else none */
+        tot = recvcounts[i] < 0 || (recvcounts[i] && displs[i] < 0) ? -1 : tot + recvcounts[i];
     nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rtype = recvtype, .rc = recvcounts,
                  .rd = displs, .comm = comm};
-    return verdict(comm, 1, tot * size, time_agv, &x);
+    return verdict(comm, 1, tot > 0 ? tot * size : 0, time_agv, &x);
 }
 
 /* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
