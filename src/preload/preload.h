@@ -41,33 +41,12 @@ void agx_preload_left(int op, int why); /* a call left to the library, and why (
 int agx_persist_adopt(int rc, agx_request *r, MPI_Request *request, agx_op op, MPI_Comm comm, long long nbytes);
 int agx_persist_start_quiet(MPI_Request h);
 /* preload_ptune.c: a persistent init timed (AGX_ADAPT): agx's plan against the library's
- * own persistent call on scratch buffers, with the init's arguments; 1 when the library's
- * is faster (agreed: the same answer on every rank of comm; collective). */
-#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather(v)'s receive buffer,
-                                    * an allreduce's vector; an alltoallv's buffers per rank */
-#define AGX_NBTUNE_BYTES (1 << 20) /* the same for a non-blocking call (a class timed once) */
-/* One timing: its candidates, made (or, nonblocking, started) by mk_agx / mk_lib on the
- * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
-typedef struct {
-    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
-    agx_op op;
-    long long bytes;       /* what decides whether to time: alike on every rank */
-    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
-                            * complex to copy) */
-    int in_place;
-    int exact;             /* both give the same bits (data movement, exact reductions):
-                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
-    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
-    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
-    const void *arg;       /* the call's arguments */
-    int nonblocking;       /* mk_agx / mk_lib start one call each (none made before); 2:
-                            * this rank could not keep the verdict (agreed: not timed) */
-} agx_ptune;
-/* Collective: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1
- * a rank could not time it (its AGX_ADAPT, scratch or layout: agreed). */
-int agx_ptune_run(const agx_ptune *c, MPI_Comm comm);
-long long agx_ptune_span(MPI_Datatype t, long long count); /* bytes count elements span, -1: not simple */
-/* each: agx_ptune_run's answer; nb: the non-blocking call (info unused; agx_ptune.nonblocking) */
+ * own persistent call on scratch buffers, with the init's arguments (collective). */
+#define AGX_NBTUNE_BYTES (1 << 20) /* the most bytes a non-blocking call's timing takes */
+/* each: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1 a rank
+ * could not time it (its AGX_ADAPT, scratch or layout; nb 2: this rank cannot keep the
+ * verdict), agreed; nb: the non-blocking call, each timed start a new request (info
+ * unused) */
 int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, int nb);
 int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,

@@ -24,6 +24,7 @@
 
 #ifdef INIT
 enum { CLASSES = 20 };            /* c = 1 .. 20: 1 B to under AGX_NBTUNE_BYTES */
+_Static_assert(1LL << CLASSES <= AGX_NBTUNE_BYTES, "every class timed is one the timing takes");
 #define OFF ((void *)1)           /* the attribute's value where a rank could not keep its
                                    * verdicts: agx's from now on, nothing timed */
 typedef struct {
@@ -84,8 +85,9 @@ void agx_nbtune_finalize(void)
  * on comm: 1 the library's, 0 agx's; at a class's first call timed (time: the
  * candidates, collective) and kept. No call is timed on a single rank, an
  * inter-communicator, no bytes or AGX_NBTUNE_BYTES or more (alike on every rank): every
- * call timed reaches agx_ptune_run's agreement, so a rank without its state (2) makes
- * the answer -1 on every rank, and no rank keeps a verdict another does not. */
+ * call timed reaches the timing's agreement (preload_ptune.c), so a rank without its
+ * state (2) makes the answer -1 on every rank, and no rank keeps a verdict another does
+ * not. */
 static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void *, int), const void *arg)
 {
     int c = 0, fresh, inter = 1, p = 1;

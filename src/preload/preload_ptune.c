@@ -27,6 +27,26 @@
 #include <strings.h>
 
 #ifdef INIT
+#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather(v)'s receive buffer,
+                                    * an allreduce's vector; an alltoallv's buffers per rank */
+/* One timing: its candidates, made (or, nonblocking, started) by mk_agx / mk_lib on the
+ * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
+typedef struct {
+    const char *what;      /* "allgather of 8 B per rank" (AGX_VERBOSE) */
+    agx_op op;
+    long long bytes;       /* what decides whether to time: alike on every rank */
+    long long room, sroom; /* this rank's scratch: receive, send bytes (-1: a layout too
+                            * complex to copy) */
+    int in_place;
+    int exact;             /* both give the same bits (data movement, exact reductions):
+                            * timed under AGX_ADAPT=1; else only under AGX_ADAPT=any */
+    int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
+    int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
+    const void *arg;       /* the call's arguments */
+    int nonblocking;       /* mk_agx / mk_lib start one call each (none made before); 2:
+                            * this rank could not keep the verdict (agreed: not timed) */
+} agx_ptune;
+
 #define TUNE_ROUNDS 8  /* per candidate: rounds, in turn with the other's */
 #define TUNE_BLOCK 8   /* starts timed back to back in a round, after one untimed */
 #define TUNE_MARGIN 0.03 /* agx's plan is kept when at least this much faster */
@@ -72,16 +92,19 @@ static double timed_starts(const agx_ptune *c, MPI_Request *h, int agxs, int n, 
     return rc == MPI_SUCCESS ? PMPI_Wtime() - t0 : -1;
 }
 
-long long agx_ptune_span(MPI_Datatype t, long long count)
+/* The bytes count elements of t span from a buffer's start, or -1 where its layout is not
+ * that simple (a lower bound, data outside the extent). */
+static long long span(MPI_Datatype t, long long count)
 {
     MPI_Aint lb = 1, ext = 0, tlb = -1, text = 0;
     PMPI_Type_get_extent(t, &lb, &ext);
     PMPI_Type_get_true_extent(t, &tlb, &text);
     return !lb && tlb >= 0 && tlb + text <= ext ? count * ext : -1;
 }
-#define span agx_ptune_span
 
-int agx_ptune_run(const agx_ptune *c, MPI_Comm comm)
+/* Collective: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1
+ * a rank could not time it (agreed). */
+static int run(const agx_ptune *c, MPI_Comm comm)
 {
 #ifdef MPICH
     if (!c->nonblocking) /* MPICH's own persistent allgather (4.0.2) is wrong from its second start */
@@ -269,7 +292,7 @@ int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                    .room = span(recvtype, (long long)p * recvcount), .sroom = in_place ? 0 : span(sendtype, sendcount),
                    .in_place = in_place, .exact = 1, .mk_agx = nb ? iag_agx : ag_agx, .mk_lib = nb ? iag_lib : ag_lib,
                    .arg = &x, .nonblocking = nb};
-    return agx_ptune_run(&c, comm);
+    return run(&c, comm);
 }
 
 int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
@@ -288,7 +311,7 @@ int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                    .room = end < 0 ? -1 : span(recvtype, end), .sroom = in_place ? 0 : span(sendtype, sendcount),
                    .in_place = in_place, .exact = 1, .mk_agx = nb ? iagv_agx : agv_agx,
                    .mk_lib = nb ? iagv_lib : agv_lib, .arg = &x, .nonblocking = nb};
-    return agx_ptune_run(&c, comm);
+    return run(&c, comm);
 }
 
 /* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
@@ -304,7 +327,7 @@ int agx_ptune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, M
     agx_ptune c = {.what = what, .op = AGX_OP_ALLREDUCE, .bytes = (long long)count * size, .room = room,
                    .sroom = in_place ? 0 : room, .in_place = in_place, .exact = agx_allreduce_exact(datatype, op),
                    .mk_agx = nb ? iar_agx : ar_agx, .mk_lib = nb ? iar_lib : ar_lib, .arg = &x, .nonblocking = nb};
-    return agx_ptune_run(&c, comm);
+    return run(&c, comm);
 }
 
 int agx_ptune_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
@@ -320,6 +343,6 @@ int agx_ptune_alltoallv(const void *sendbuf, const int *sendcounts, const int *s
     agx_ptune c = {.what = "alltoallv", .op = AGX_OP_ALLTOALLV, .bytes = 1, .room = rend < 0 ? -1 : span(recvtype, rend),
                    .sroom = send < 0 ? -1 : in_place ? 0 : span(sendtype, send), .in_place = in_place, .exact = 1,
                    .mk_agx = a2a_agx, .mk_lib = a2a_lib, .arg = &x};
-    return agx_ptune_run(&c, comm);
+    return run(&c, comm);
 }
 #endif
