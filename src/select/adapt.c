@@ -11,7 +11,8 @@
  * screening of those within AGX_LEARN_CUT of the fastest (each one's best time), and a
  * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
  * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
- * call of the window starts after a barrier and each rank keeps its own times; at a
+ * turn starts after a barrier, its timed call right after its first (the skew a loop of
+ * the same candidate leaves), and each rank keeps its own times; at a
  * phase's last call one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
  * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
  * whatever each one's clock said. The library's call (native), then the default's choice,
@@ -274,9 +275,9 @@ int agx_learn_run(agx_args *a)
     agx_learn *e = a->learn;
     int turn = e->calls / AGX_LEARN_TURN, k = turn % e->nrun, round = turn / e->nrun;
     int last = e->calls % AGX_LEARN_TURN == AGX_LEARN_TURN - 1, timed = e->cand[e->run[k]] == agx_alg_index(a);
-    /* every call of the window starts together (as a benchmark times a collective): what
-     * is timed is the call, not the arrival skew the previous one, another candidate, left */
-    int rb = PMPI_Barrier(a->comm);
+    /* every turn starts together: its timed call holds the skew its first call, the same
+     * candidate, left, as in a program's loop, not another candidate's nor a barrier's */
+    int rb = e->calls % AGX_LEARN_TURN ? MPI_SUCCESS : PMPI_Barrier(a->comm);
     if (rb != MPI_SUCCESS) {
         e->state = AGX_LEARN_DONE, e->winner = 0;
         return rb;
