@@ -108,10 +108,13 @@ static int by_offset(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* The requests: checked, the empty ones dropped, sorted by offset, no two overlapping. */
+/* The requests: checked, the empty ones dropped, sorted by offset, no two overlapping.
+ * A view's stream is in file order: then one pass copies, checks order and overlap and
+ * finds the span, and no sort is paid for. */
 static int sort_requests(agx_tp *t)
 {
-    long long pos = 0;
+    long long pos = 0, overlap = -1;
+    int sorted = 1;
     if (t->n < 0)
         return agx_error(MPI_ERR_COUNT, "%s: negative request count %d", t->fn, t->n);
     if (t->n > 0 && (!t->off || !t->len))
@@ -119,33 +122,35 @@ static int sort_requests(agx_tp *t)
     if (t->n > 0 && !(t->req = agx_tp_buf(sizeof *t->req * (size_t)t->n)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%d requests)", t->fn, t->n);
     for (int i = 0; i < t->n; i++) {
-        if (t->len[i] < 0 || t->off[i] < 0 || t->off[i] > LLONG_MAX - t->len[i])
-            return agx_error(t->len[i] < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, "%s: request %d (offset %lld, "
-                             "length %d) is invalid", t->fn, i, (long long)t->off[i], t->len[i]);
-        if (t->len[i] > 0)
-            t->req[t->nreq++] = (agx_tp_req){.off = t->off[i], .len = t->len[i], .pos = pos};
-        pos += t->len[i];
+        long long off = t->off[i], len = t->len[i];
+        if (len < 0 || off < 0 || off > LLONG_MAX - len)
+            return agx_error(len < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, "%s: request %d (offset %lld, length %d) is "
+                             "invalid", t->fn, i, off, t->len[i]);
+        if (len > 0) {
+            const agx_tp_req *q = t->nreq ? &t->req[t->nreq - 1] : NULL;
+            sorted = sorted && (!q || q->off <= off);
+            overlap = overlap < 0 && sorted && q && off < q->off + q->len ? t->nreq : overlap;
+            t->req[t->nreq++] = (agx_tp_req){.off = off, .len = len, .pos = pos};
+        }
+        pos += len;
     }
     t->bytes = pos;
     if (pos > 0 && !t->buf)
         return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to %s", t->fn, pos,
                          t->reading ? "read" : "write");
-    int sorted = 1; /* a view's stream is in file order: no sort to pay for */
-    for (long long i = 1; i < t->nreq && sorted; i++)
-        sorted = t->req[i - 1].off <= t->req[i].off;
-    if (!sorted)
+    if (!sorted) { /* sorted, then checked as the stream of a view is above */
         qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
-    t->lo = LLONG_MAX;
-    t->hi = -1;
-    for (long long i = 0; i < t->nreq; i++) {
-        if (i > 0 && t->req[i].off < t->req[i - 1].off + t->req[i - 1].len && t->native_ok)
-            return t->overlap = 1, MPI_SUCCESS; /* the library decides (agx_tp_write) */
-        if (i > 0 && t->req[i].off < t->req[i - 1].off + t->req[i - 1].len)
-            return agx_error(MPI_ERR_ARG, "%s: rank %d's requests overlap at file offset %lld", t->fn, t->a.rank,
-                             t->req[i].off);
-        t->lo = t->req[i].off < t->lo ? t->req[i].off : t->lo;
-        t->hi = t->req[i].off + t->req[i].len > t->hi ? t->req[i].off + t->req[i].len : t->hi;
+        overlap = -1;
+        for (long long i = 1; i < t->nreq && overlap < 0; i++)
+            overlap = t->req[i].off < t->req[i - 1].off + t->req[i - 1].len ? i : -1;
     }
+    t->lo = t->nreq ? t->req[0].off : LLONG_MAX; /* in order, none overlapping: the last ends last */
+    t->hi = t->nreq ? t->req[t->nreq - 1].off + t->req[t->nreq - 1].len : -1;
+    if (overlap >= 0 && t->native_ok)
+        return t->overlap = 1, MPI_SUCCESS; /* the library decides (agx_tp_write) */
+    if (overlap >= 0)
+        return agx_error(MPI_ERR_ARG, "%s: rank %d's requests overlap at file offset %lld", t->fn, t->a.rank,
+                         t->req[overlap].off);
     return MPI_SUCCESS;
 }
 

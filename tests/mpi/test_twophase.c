@@ -240,6 +240,9 @@ static void errors(void)
     for (reading = 0; reading < 2; reading++) { /* writes, then reads */
         off[1] = 100 * rank + 10, len[1] = 5;
         expect_error("overlap on one rank", fh, 2, off, len, buf, &h, MPI_ERR_ARG);
+        MPI_Offset roff[2] = {off[1], off[0]}; /* out of order: found after the sort */
+        int rlen[2] = {len[1], len[0]};
+        expect_error("overlap on one rank, out of order", fh, 2, roff, rlen, buf, &h, MPI_ERR_ARG);
         len[1] = 0;
         expect_error("negative count on the last rank", fh, rank == size - 1 ? -1 : 1, off, len, buf, &h,
                      MPI_ERR_COUNT);
