@@ -138,7 +138,7 @@ static int sort_requests(agx_tp *t)
     if (pos > 0 && !t->buf)
         return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to %s", t->fn, pos,
                          t->reading ? "read" : "write");
-    if (!sorted) { /* sorted, then checked as the stream of a view is above */
+    if (!sorted) { /* out of order: sorted, then checked for overlap */
         qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
         overlap = -1;
         for (long long i = 1; i < t->nreq && overlap < 0; i++)
