@@ -134,9 +134,10 @@ def gnuplot(script):
 
 
 def loc_run(build, out, nodes, ppn, algs, sizes, tag, sel="mpich", smpi_alg=None, check=True, timeout=None,
-            model="free", env=None):
+            model="free", env=None, warmup=1):
     cfg = AGX_CFG + ([f"--cfg=smpi/allgather:{smpi_alg}"] if smpi_alg else [])
-    args = ["allgather", "-a", ",".join(algs), "-m", sizes, "--factor", "8", "-i", "1", "-x", "1", "--sync", "window"]
+    args = ["allgather", "-a", ",".join(algs), "-m", sizes, "--factor", "8", "-i", "1", "-x", str(warmup),
+            "--sync", "window"]
     big = max_size(sizes) > 65536
     return smpirun(build, out, nodes, ppn, args + (["-c"] if check and not big else []), selector=sel, fold=big,
                    tag=tag, cfg=cfg, factors="none", timeout=timeout, may_fail=smpi_alg is not None or timeout,

@@ -3,7 +3,7 @@ the per-message cost models of sim/platform.py (free: SMPI's default, none; cali
 this machine's measured MPI_Send / Isend / Recv cost; heavy: 0.3 us each), multilane's
 fanout swept, and agx's default (auto) against its best algorithm at every shape.
 """
-from agxsim import AGX_CFG, alg_of, fmt_bytes, loc_run, model_text, smpirun
+from agxsim import alg_of, fmt_bytes, loc_run, model_text
 
 COST_MODELS = ["free", "calibrated", "heavy"]
 COST_ALGS = ["bruck", "loc_bruck", "hierarchical", "multileader", "multilane", "auto"]
@@ -69,22 +69,21 @@ def default_within(res, model, limit=1.10):
     return bad
 
 
-
 # Shapes where the window's timing decides: the two fastest within 7% of each other
 LEARN_SHAPES = [("heavy", 2048), ("calibrated", 4)]
 
 
 def learned(build, out, n=16, ppn=16):
-    """[(model, bytes, what the learned default ran, its us, the fastest of loc_bruck and
-    multilane, its us)]: agx's default under AGX_ADAPT=1, its window held by 80 warm-up
-    calls, against the two candidates that run closest there (simulated, deterministic)."""
+    """[(model, bytes, what the learned default ran, its us, the faster of loc_bruck and
+    multilane, its us, every result validated)]: agx's default under AGX_ADAPT=1, its
+    window held by 80 warm-up calls, against the two candidates that run closest there
+    (simulated, deterministic)."""
     res = []
     for model, b in LEARN_SHAPES:
-        common = ["allgather", "-m", f"{b}:{b}", "--factor", "8", "-i", "2", "--sync", "window", "-c"]
-        rows = smpirun(build, out, n, ppn, common + ["-a", "auto", "-x", "80"], tag=f"learn-{model}-{b}",
-                       cfg=AGX_CFG, factors="none", model=model, env={"AGX_ADAPT": "1"}) or []
-        algs = smpirun(build, out, n, ppn, common + ["-a", "loc_bruck,multilane", "-x", "1"],
-                       tag=f"learn-{model}-{b}-algs", cfg=AGX_CFG, factors="none", model=model) or []
+        tag = f"learn-{model}-{b}"
+        rows = loc_run(build, out, n, ppn, ["auto"], f"{b}:{b}", tag, model=model, env={"AGX_ADAPT": "1"},
+                       warmup=80) or []
+        algs = loc_run(build, out, n, ppn, ["loc_bruck", "multilane"], f"{b}:{b}", f"{tag}-algs", model=model) or []
         best = min(algs, key=lambda r: float(r["avg_us"]), default=None)
         for r in rows:
             res.append((model, b, alg_of(r)[1], float(r["avg_us"]), best and best["algorithm"],
