@@ -66,6 +66,7 @@ typedef struct {
     long long sbytes_max;    /* the most bytes I send in one round */
     int *cnt_s, *cnt_r;      /* pieces per rank: sent to it, received from it */
     long long *meta_s;       /* my (offset, length) records, by aggregator then offset */
+    int meta_compact;        /* meta_s holds them compact already (twophase_pieces.c) */
     /* aggregators: the records received, by sender, and what they imply */
     long long *meta_r, *mstart; /* mstart[s]: first record of sender s (p + 1 entries) */
     long long nmeta;
@@ -101,9 +102,11 @@ typedef struct {
 int agx_tp_check(agx_tp *t);           /* local checks, hints' defaults, requests sorted */
 unsigned long long agx_tp_hints_hash(const agx_io_hints *h);
 int agx_tp_aggregators(agx_tp *t);     /* after the span is agreed: aggregators, domains */
-int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per aggregator */
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */
 int agx_tp_merge(agx_tp *t);           /* aggregators: merge, overlap check, round sizes */
+/* twophase_pieces.c */
+int agx_tp_pieces(agx_tp *t);          /* my pieces, my metadata, counts per aggregator */
+void agx_tp_meta_records(agx_tp *t);   /* meta_s as 16-byte records, from the pieces */
 
 /* twophase_meta.c: step 3, counts, agreement B, the records (compact where they fit) */
 int agx_tp_metadata(agx_tp *t, int local);

@@ -67,15 +67,17 @@ int agx_tp_metadata(agx_tp *t, int local)
     long long smax = 0, v[3];
     for (int s = 0; s < p; s++)
         smax += t->cnt_r[s] > 0;
-    v[0] = t->nrounds, v[1] = smax, v[2] = local != MPI_SUCCESS || !t->meta_s || wide(t);
+    v[0] = t->nrounds, v[1] = smax, v[2] = local != MPI_SUCCESS || !t->meta_s || (!t->meta_compact && wide(t));
     if ((rc = agx_agree(t->a.comm, t->a.rank, local, v, 3, t->fn, "failed to plan its pieces")) != MPI_SUCCESS)
         return rc;
     t->nrounds = v[0];
     if ((rc = agx_tp_pick(t, t->h.meta_kernel, "balanced", v[1], &t->alg_meta)) != MPI_SUCCESS)
         return rc;
     int rb = v[2] ? AGX_TP_META_BYTES : COMPACT, base = v[2] ? 0 : (int)(COMPACT * t->nmeta);
-    if (!v[2])
+    if (!v[2] && !t->meta_compact)
         compact(t);
+    else if (v[2] && t->meta_compact) /* another rank's records need 16 bytes */
+        agx_tp_meta_records(t);
     for (int j = 0, s = 0, r = 0; j < p; s += t->sc[j], r += t->rc[j], j++) {
         t->sc[j] = t->cnt_s[j] * rb, t->sd[j] = s;
         t->rc[j] = t->cnt_r[j] * rb, t->rd[j] = base + r;

@@ -24,6 +24,8 @@
 
 typedef unsigned long long word;
 
+#define WINDOW (256LL << 10) /* bytes of a round's stretch placed at a time (place_all) */
+
 /* Marks [a, b) of the bitmap; 1 when one of its bits was already set. */
 static int mark(word *bits, long long a, long long b)
 {
@@ -54,34 +56,47 @@ int agx_tp_scatter_plan(agx_tp *t)
     memset(bits, 0, nb);
     memset(rr, 0, nrr);
     t->bits = bits, t->rr = rr, t->dlo = dlo;
-    long long *m = t->meta_r, clo = 1, chi = 0, round = 0;
-    int rc = MPI_SUCCESS, aggr = -1; /* the (aggregator, round) chunk [clo, chi) of the last record */
+    const long long *m = t->meta_r, *ms = t->mstart, lo = t->lo, hi = t->hi;
+    long long *rround = t->rround, clo = 1, chi = 0, round = 0;
+    int rc = MPI_SUCCESS, aggr = -1, marks = !t->reading || t->h.no_sieve;
     for (long long r = 0; r < nr; r++)
         rr[4 * r] = LLONG_MAX;
+    /* A sender's records come in file order, a run of them per (aggregator, round) chunk
+     * [clo, chi): each is checked against its chunk, the first of a run also (and any
+     * that fails) against agx_fd_chunk; the round's stretch and bytes are added per run. */
     for (int s = 0; s < t->a.p && rc == MPI_SUCCESS && !t->overlap; s++)
-        for (long long i = t->mstart[s], last = -1; i < t->mstart[s + 1]; i++) {
+        for (long long i = ms[s], last = -1; i < ms[s + 1];) {
             long long o = m[2 * i], l = m[2 * i + 1];
-            if (l < 1 || o < t->lo || o + l > t->hi ||
+            if (l < 1 || o < lo || o + l > hi ||
                 (!(o >= clo && o < chi) && agx_fd_chunk(&t->fd, o, &aggr, &round, &clo, &chi)) ||
                 aggr != t->my_aggr || o + l > chi || round >= nr) { /* a piece of my domain, one round */
                 rc = agx_error(MPI_ERR_INTERN, "%s: rank %d sent a piece [%lld, +%lld) outside aggregator %d's "
                                "domain", t->fn, s, o, l, t->my_aggr);
                 break;
             }
-            int seen = (!t->reading || t->h.no_sieve) && mark(bits, o - dlo, o - dlo + l);
-            if (seen && !t->reading) { /* a read's ranks may ask for one byte twice */
-                if (t->native_ok) /* MPI leaves the bytes undefined; the library decides */
-                    t->overlap = 1;
-                else
-                    rc = agx_error(MPI_ERR_ARG, "%s: the request [%lld, +%lld) of rank %d overlaps another "
-                                   "request", t->fn, o, l, s);
-                break;
+            long long low = clo > lo ? clo : lo, lim = chi < hi ? chi : hi, mn = o, mx = 0, bytes = 0, j = i;
+            for (; j < ms[s + 1]; j++) {
+                o = m[2 * j], l = m[2 * j + 1];
+                if (o < low || l < 1 || o + l > lim)
+                    break;
+                if (marks && mark(bits, o - dlo, o - dlo + l) && !t->reading) { /* a read's ranks may ask
+                                                                                  * for one byte twice */
+                    if (t->native_ok) /* MPI leaves the bytes undefined; the library decides */
+                        t->overlap = 1;
+                    else
+                        rc = agx_error(MPI_ERR_ARG, "%s: the request [%lld, +%lld) of rank %d overlaps another "
+                                       "request", t->fn, o, l, s);
+                    break;
+                }
+                mn = o < mn ? o : mn, mx = o + l > mx ? o + l : mx, bytes += l;
+                rround[j] = round;
             }
+            if (rc != MPI_SUCCESS || t->overlap)
+                break;
             long long *q = rr + 4 * round;
-            q[0] = o < q[0] ? o : q[0], q[1] = o + l > q[1] ? o + l : q[1], q[2] += l;
+            q[0] = mn < q[0] ? mn : q[0], q[1] = mx > q[1] ? mx : q[1], q[2] += bytes;
             q[3] += round != last; /* a sender's rounds rise: counted once each */
-            last = round;
-            t->rround[i] = round;
+            last = round, i = j;
         }
     if (rc != MPI_SUCCESS || t->overlap)
         return rc;
@@ -138,17 +153,38 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
     return !holes ? t->wbuf : t->vbuf;
 }
 
-long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
+/* Sender s's records of round r that start before upto (agx_tp_place's). */
+static long long place_upto(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir, long long upto)
 {
     const long long *m = t->meta_r;
     long long i = t->rcur[s], at = 0, first = t->rr[4 * r];
-    for (; i < t->mstart[s + 1] && t->rround[i] == r; at += m[2 * i + 1], i++)
+    for (; i < t->mstart[s + 1] && t->rround[i] == r && m[2 * i] < upto; at += m[2 * i + 1], i++)
         if (dir == AGX_TP_IN)
             agx_tp_copy(stretch + (m[2 * i] - first), packed + at, m[2 * i + 1]);
         else if (dir == AGX_TP_OUT)
             agx_tp_copy(packed + at, stretch + (m[2 * i] - first), m[2 * i + 1]);
     t->rcur[s] = i;
     return at;
+}
+
+long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
+{
+    return place_upto(t, s, r, stretch, packed, dir, LLONG_MAX);
+}
+
+/* Every sender's records of round r between the stretch and rbuf (at rpos), a window of
+ * the stretch at a time, so that the senders' records, scattered over megabytes (E3SM's
+ * 8-24 B), land in memory the cache and the TLB still hold. */
+static void place_all(agx_tp *t, long long r, char *stretch, int dir)
+{
+    const long long *q = t->rr + 4 * r;
+    for (long long w = WINDOW;; w += WINDOW) { /* from the stretch's first byte: no overflow */
+        long long upto = w >= q[1] - q[0] ? LLONG_MAX : q[0] + w;
+        for (int s = 0; s < t->a.p; s++)
+            t->rpos[s] += place_upto(t, s, r, stretch, t->rbuf + t->rpos[s], dir, upto);
+        if (upto == LLONG_MAX)
+            return;
+    }
 }
 
 /* Round r's stretch written from (or read into) buf run by run: the runs of set bits. */
@@ -200,8 +236,7 @@ void agx_tp_scatter_read(agx_tp *t, long long r, int *rerr)
     else if (*rerr == MPI_SUCCESS)
         by_runs(t, r, t->vbuf, 1, rerr);
     int dir = *rerr == MPI_SUCCESS && !t->h.no_write ? AGX_TP_OUT : AGX_TP_SKIP;
-    for (int s = 0; s < t->a.p; s++)
-        t->rpos[s] += agx_tp_place(t, s, r, t->vbuf, t->rbuf + t->rpos[s], dir);
+    place_all(t, r, t->vbuf, dir);
 }
 
 void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, long long, long long))
@@ -210,7 +245,6 @@ void agx_tp_scatter_round(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp
     char *dst = agx_tp_stretch(t, r, werr, sieve, &read);
     if (!dst)
         return;
-    for (int s = 0; s < t->a.p; s++)
-        t->rpos[s] += agx_tp_place(t, s, r, dst, t->rbuf + t->rpos[s], AGX_TP_IN);
+    place_all(t, r, dst, AGX_TP_IN);
     agx_tp_stretch_write(t, r, dst, read, werr);
 }

@@ -8,7 +8,8 @@
  *    library's (bench/bench_io.c's reference), and agx_file_read_all of the same requests
  *    with the same hints gives the bytes back (read-only handles too);
  *  - agx-bench twophase's workloads read back by the library and by agx; exact counts;
- *    large rows received in place (twophase_cases.c);
+ *    large rows received in place; records that need 16 bytes on one rank only
+ *    (twophase_cases.c);
  *  - errors on every rank, once through fh's handler, never a hang: overlap (between
  *    ranks; on one rank, also reading), a read-only file, a write failing on one
  *    aggregator only (RLIMIT_FSIZE of 1 byte on one process: EFBIG), bad and differing
@@ -326,6 +327,7 @@ int main(int argc, char **argv)
         printf("  %d of %d random patterns byte-exact against MPI_File_write_all, and read back\n", good, npat);
     workloads(run.seed);
     in_place(run.seed);
+    wide_records(run.seed);
     errors();
     if (rank == 0) {
         unlink(path_a);

@@ -121,3 +121,39 @@ void in_place(unsigned seed)
     }
 }
 
+
+/* Records that need 16 bytes on one rank only (twophase_meta.c): every rank writes 8 B at
+ * 16 x rank, and the last rank also 8 B past 5 GiB, a gap from the call's first byte that
+ * 32 bits cannot hold; one aggregator, rounds of 1 GiB. The other ranks made their records
+ * compact (twophase_pieces.c) and must send them wide as agreed. The bytes read back one
+ * by one with MPI_File_read_at (a sparse file: no collective read of 5 GiB), then by
+ * agx_file_read_all. */
+void wide_records(unsigned seed)
+{
+    int last = rank == size - 1;
+    bio_reqs q = {.n = 1 + last, .off = malloc(2 * sizeof(MPI_Offset)), .len = malloc(2 * sizeof(int))};
+    q.off[0] = 16LL * rank, q.len[0] = 8;
+    q.off[1] = (5LL << 30) + 16LL * rank, q.len[1] = 8;
+    q.bytes = 8LL * q.n;
+    bio_fill(&q, seed);
+    agx_io_hints h;
+    agx_io_stats st = {0};
+    agx_io_hints_init(&h);
+    h.aggregators = 1, h.cb_buffer_size = 1LL << 30, h.cb_always = 1;
+    MPI_File fh = open_file(path_a, MPI_MODE_RDWR, 0);
+    int rc = agx_file_write_all(fh, MPI_COMM_WORLD, q.n, q.off, q.len, q.buf, &h, &st);
+    long long bad = 0;
+    for (int i = 0; i < q.n && rc == MPI_SUCCESS; i++) {
+        char got[8];
+        MPI_File_read_at(fh, q.off[i], got, 8, MPI_BYTE, MPI_STATUS_IGNORE);
+        bad += memcmp(got, q.buf + 8 * i, 8) != 0;
+    }
+    MPI_Offset fsize = 0;
+    MPI_File_get_size(fh, &fsize);
+    long long rbad = rc == MPI_SUCCESS ? read_back(NULL, 0, fh, &q, &h, &st) : -1;
+    MPI_File_close(&fh);
+    CHECK(rc == MPI_SUCCESS && bad == 0 && rbad == 0 && fsize == (5LL << 30) + 16LL * (size - 1) + 8,
+          "records of 16 bytes on rank %d only: rc %d, %lld requests wrong, %lld bytes read back wrong, file "
+          "size %lld", size - 1, rc, bad, rbad, (long long)fsize);
+    bio_free(&q);
+}

@@ -18,5 +18,6 @@ long long read_back(const char *path, int amode, MPI_File fh, const bio_reqs *q,
                     agx_io_stats *st);
 void workloads(unsigned seed);
 void in_place(unsigned seed);
+void wide_records(unsigned seed);
 
 #endif

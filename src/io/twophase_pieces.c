@@ -1,0 +1,148 @@
+/*
+ * Two-phase collective write and read: a rank's requests cut into pieces (one aggregator,
+ * one round each), in the order each round packs them, and its (offset, length) records
+ * for the aggregators (twophase.h). At E3SM-IO F scale a rank cuts 250 K requests of 8-24 B
+ * and this was the largest part of a rank's CPU in the call; so the common case, requests
+ * in file order over domains in rank order, is done in one pass: the records are written
+ * compact (8 bytes, twophase_meta.c) as the pieces are made, in the order they are sent,
+ * and the pieces' order and the round's bytes checked on the way. Anything else (domains
+ * not in rank order, a striped layout, a gap or a length that needs 16 bytes) takes the
+ * general path: the records grouped by aggregator afterwards, the pieces sorted.
+ */
+#include "twophase.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int by_round(const void *x, const void *y)
+{
+    const agx_tp_piece *a = x, *b = y;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
+    if (a->aggr != b->aggr)
+        return a->aggr < b->aggr ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* The pieces, made in file order, ordered by (round, aggregator) keeping file order
+ * within: a counting sort when there are not many more (round, aggregator) pairs than
+ * pieces (O(pieces + pairs)), else qsort. */
+static void order_pieces(agx_tp *t)
+{
+    long long K = t->nrounds * t->naggr, i = 1;
+    while (i < t->npc && by_round(&t->pc[i - 1], &t->pc[i]) <= 0)
+        i++;
+    if (i >= t->npc) /* in order already */
+        return;
+    size_t n = sizeof(agx_tp_piece) * (size_t)t->npc;
+    agx_tp_piece *out = K <= 4 * t->npc + 1024 ? agx_tp_buf(n) : NULL;
+    long long *at = out ? calloc((size_t)K + 1, sizeof *at) : NULL;
+    if (!at) {
+        agx_tp_buf_free(out, n);
+        qsort(t->pc, (size_t)t->npc, sizeof *t->pc, by_round);
+        return;
+    }
+    for (long long i = 0; i < t->npc; i++)
+        at[t->pc[i].round * t->naggr + t->pc[i].aggr + 1]++;
+    for (long long k = 0; k < K; k++)
+        at[k + 1] += at[k];
+    for (long long i = 0; i < t->npc; i++)
+        out[at[t->pc[i].round * t->naggr + t->pc[i].aggr]++] = t->pc[i];
+    free(at);
+    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
+    t->pc = out, t->pc_cap = t->npc;
+}
+
+void agx_tp_meta_records(agx_tp *t)
+{
+    long long *at = t->rcur; /* scratch: next record per aggregator rank */
+    for (int j = 0, s = 0; j < t->a.p; s += t->cnt_s[j++])
+        at[j] = s;
+    for (long long i = 0; i < t->npc; i++) {
+        long long *m = t->meta_s + 2 * at[t->aggr_rank[t->pc[i].aggr]]++;
+        m[0] = t->pc[i].off, m[1] = t->pc[i].len;
+    }
+    t->meta_compact = 0;
+}
+
+/* pc and meta_s (16 bytes a piece, whatever form it holds) with room for cap pieces. */
+static int grow(agx_tp *t, long long cap)
+{
+    agx_tp_piece *m = agx_tp_buf(sizeof *t->pc * (size_t)cap);
+    long long *r = agx_tp_buf((size_t)cap * AGX_TP_META_BYTES);
+    if (!m || !r) {
+        agx_tp_buf_free(m, sizeof *t->pc * (size_t)cap), agx_tp_buf_free(r, (size_t)cap * AGX_TP_META_BYTES);
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, cap);
+    }
+    if (t->npc) /* a kept buffer cannot grow in place */
+        memcpy(m, t->pc, sizeof *t->pc * (size_t)t->npc), memcpy(r, t->meta_s, (size_t)t->npc * AGX_TP_META_BYTES);
+    agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
+    agx_tp_buf_free(t->meta_s, (size_t)t->pc_cap * AGX_TP_META_BYTES);
+    t->pc = m, t->meta_s = r, t->pc_cap = cap;
+    return MPI_SUCCESS;
+}
+
+int agx_tp_pieces(agx_tp *t)
+{
+    long long round, clo = 1, chi = 0, cround = 0, sum = 0, prev = t->lo;
+    int aggr, caggr = 0, rc; /* even layout: the (aggregator, round) chunk [clo, chi) of the last piece */
+    int compact = 1, sorted = 1, last = -1; /* records so far: compact and in send order (last: the
+                                             * aggregator of the last); pieces: by_round */
+    for (int k = 1; k < t->naggr; k++)
+        compact &= t->aggr_rank[k - 1] < t->aggr_rank[k];
+    if ((rc = grow(t, t->nreq + 16)) != MPI_SUCCESS)
+        return rc;
+    uint32_t *cm = (uint32_t *)t->meta_s;
+    for (long long i = 0; i < t->nreq; i++) {
+        const agx_tp_req *q = &t->req[i];
+        for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
+            long long end = q->off + q->len;
+            if ((o >= clo && o < chi) || !agx_fd_chunk(&t->fd, o, &caggr, &cround, &clo, &chi))
+                l = (end < chi ? end : chi) - o, aggr = caggr, round = cround, pos = o - clo;
+            else
+                l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos);
+            if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
+                return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
+                                 INT_MAX / AGX_TP_META_BYTES);
+            if (t->npc == t->pc_cap && (rc = grow(t, 2 * t->pc_cap)) != MPI_SUCCESS)
+                return rc;
+            cm = (uint32_t *)t->meta_s;
+            if (t->npc) { /* after the previous piece in the order rounds pack them? */
+                const agx_tp_piece *b = &t->pc[t->npc - 1];
+                sorted &= round > b->round || (round == b->round && (aggr > b->aggr || (aggr == b->aggr && o > b->off)));
+            }
+            sum = t->npc && round == t->pc[t->npc - 1].round ? sum + l : l;
+            t->sbytes_max = sum > t->sbytes_max ? sum : t->sbytes_max;
+            if (compact && aggr != last) /* an aggregator's records start from the call's first byte */
+                compact = aggr > last, prev = t->lo, last = aggr;
+            if (compact && (o < prev || o - prev > UINT32_MAX || l > INT32_MAX))
+                compact = 0;
+            if (compact)
+                cm[2 * t->npc] = (uint32_t)(o - prev), cm[2 * t->npc + 1] = (uint32_t)l, prev = o + l;
+            t->pc[t->npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round,
+                                             .aggr = aggr};
+            t->nrounds = round + 1 > t->nrounds ? round + 1 : t->nrounds;
+            t->cnt_s[t->aggr_rank[aggr]]++;
+        }
+    }
+    t->meta_compact = compact;
+    if (!compact) /* the general path: 16-byte records, compacted in twophase_meta.c if they fit */
+        agx_tp_meta_records(t);
+    if (!sorted) { /* the rounds' bytes again, by round */
+        order_pieces(t);
+        t->sbytes_max = sum = 0;
+        for (long long i = 0; i < t->npc; i++) {
+            sum = i > 0 && t->pc[i].round == t->pc[i - 1].round ? sum + t->pc[i].len : t->pc[i].len;
+            t->sbytes_max = sum > t->sbytes_max ? sum : t->sbytes_max;
+        }
+    }
+    if (t->sbytes_max > INT_MAX)
+        return agx_error(MPI_ERR_COUNT, "%s: rank %d sends %lld bytes in one round (at most INT_MAX: lower "
+                         "cb_buffer_size or the aggregators)", t->fn, t->a.rank, t->sbytes_max);
+    if (!(t->sbuf = agx_tp_buf((size_t)t->sbytes_max)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes)", t->fn, t->sbytes_max);
+    t->st.pieces = t->npc;
+    return MPI_SUCCESS;
+}
