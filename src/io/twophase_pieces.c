@@ -94,39 +94,52 @@ int agx_tp_pieces(agx_tp *t)
         compact &= t->aggr_rank[k - 1] < t->aggr_rank[k];
     if ((rc = grow(t, t->nreq + 16)) != MPI_SUCCESS)
         return rc;
+    /* the loop's state in locals (stores through t's arrays would make the compiler
+     * reload t's fields), and the count of the current aggregator's pieces in a register
+     * until the aggregator changes */
+    agx_tp_piece *pc = t->pc;
     uint32_t *cm = (uint32_t *)t->meta_s;
+    long long npc = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0;
+    int laggr = -1, raggr = -1;
     for (long long i = 0; i < t->nreq; i++) {
         const agx_tp_req *q = &t->req[i];
-        for (long long o = q->off, pos, l; o < q->off + q->len; o += l) {
-            long long end = q->off + q->len;
+        for (long long o = q->off, pos, l, end = q->off + q->len; o < end; o += l) {
             if ((o >= clo && o < chi) || !agx_fd_chunk(&t->fd, o, &caggr, &cround, &clo, &chi))
                 l = (end < chi ? end : chi) - o, aggr = caggr, round = cround, pos = o - clo;
             else
                 l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos);
-            if (t->npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
+            if (npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);
-            if (t->npc == t->pc_cap && (rc = grow(t, 2 * t->pc_cap)) != MPI_SUCCESS)
-                return rc;
-            cm = (uint32_t *)t->meta_s;
-            if (t->npc) { /* after the previous piece in the order rounds pack them? */
-                const agx_tp_piece *b = &t->pc[t->npc - 1];
-                sorted &= round > b->round || (round == b->round && (aggr > b->aggr || (aggr == b->aggr && o > b->off)));
+            if (npc == t->pc_cap) {
+                t->npc = npc;
+                if ((rc = grow(t, 2 * t->pc_cap)) != MPI_SUCCESS)
+                    return rc;
+                pc = t->pc, cm = (uint32_t *)t->meta_s;
             }
-            sum = t->npc && round == t->pc[t->npc - 1].round ? sum + l : l;
-            t->sbytes_max = sum > t->sbytes_max ? sum : t->sbytes_max;
+            /* after the previous piece in the order rounds pack them? */
+            sorted &= round > lround || (round == lround && (aggr > laggr || (aggr == laggr && o > loff)));
+            sum = round == lround ? sum + l : l;
+            smax = sum > smax ? sum : smax;
             if (compact && aggr != last) /* an aggregator's records start from the call's first byte */
                 compact = aggr > last, prev = t->lo, last = aggr;
             if (compact && (o < prev || o - prev > UINT32_MAX || l > INT32_MAX))
                 compact = 0;
             if (compact)
-                cm[2 * t->npc] = (uint32_t)(o - prev), cm[2 * t->npc + 1] = (uint32_t)l, prev = o + l;
-            t->pc[t->npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round,
-                                             .aggr = aggr};
-            t->nrounds = round + 1 > t->nrounds ? round + 1 : t->nrounds;
-            t->cnt_s[t->aggr_rank[aggr]]++;
+                cm[2 * npc] = (uint32_t)(o - prev), cm[2 * npc + 1] = (uint32_t)l, prev = o + l;
+            pc[npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round, .aggr = aggr};
+            nrounds = round + 1 > nrounds ? round + 1 : nrounds;
+            if (aggr != raggr) {
+                if (raggr >= 0)
+                    t->cnt_s[t->aggr_rank[raggr]] += (int)run;
+                raggr = aggr, run = 0;
+            }
+            run++, lround = round, laggr = aggr, loff = o;
         }
     }
+    if (raggr >= 0)
+        t->cnt_s[t->aggr_rank[raggr]] += (int)run;
+    t->npc = npc, t->nrounds = nrounds, t->sbytes_max = smax;
     t->meta_compact = compact;
     if (!compact) /* the general path: 16-byte records, compacted in twophase_meta.c if they fit */
         agx_tp_meta_records(t);

@@ -26,16 +26,28 @@ typedef unsigned long long word;
 
 #define WINDOW (256LL << 10) /* bytes of a round's stretch placed at a time (place_all) */
 
-/* Marks [a, b) of the bitmap; 1 when one of its bits was already set. */
+/* Marks [a, b) of the bitmap; 1 when one of its bits was already set. A range of at most
+ * 64 bits (E3SM's records: 64-192) spans one word or two, marked without a loop. */
 static int mark(word *bits, long long a, long long b)
 {
+    long long n = b - a, w = a >> 6;
+    if (n <= 64) {
+        int sh = (int)(a & 63);
+        word full = n == 64 ? ~0ull : (1ull << n) - 1, lo = full << sh;
+        word hi = sh + n > 64 ? full >> (64 - sh) : 0; /* sh > 0 here */
+        int seen = (bits[w] & lo) != 0;
+        bits[w] |= lo;
+        if (hi)
+            seen |= (bits[w + 1] & hi) != 0, bits[w + 1] |= hi;
+        return seen;
+    }
     int seen = 0;
     while (a < b) {
-        long long w = a >> 6, e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
+        long long e = (w + 1) << 6 < b ? (w + 1) << 6 : b;
         word m = (e - a == 64 ? ~0ull : ((1ull << (e - a)) - 1)) << (a & 63);
         seen |= (bits[w] & m) != 0;
         bits[w] |= m;
-        a = e;
+        a = e, w = a >> 6;
     }
     return seen;
 }
