@@ -24,8 +24,6 @@
 
 typedef unsigned long long word;
 
-#define WINDOW (256LL << 10) /* bytes of a round's stretch placed at a time (place_all) */
-
 /* Marks [a, b) of the bitmap; 1 when one of its bits was already set. A range of at most
  * 64 bits (E3SM's records: 64-192) spans one word or two, marked without a loop. */
 static int mark(word *bits, long long a, long long b)
@@ -165,12 +163,11 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
     return !holes ? t->wbuf : t->vbuf;
 }
 
-/* Sender s's records of round r that start before upto (agx_tp_place's). */
-static long long place_upto(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir, long long upto)
+long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
 {
     const long long *m = t->meta_r;
     long long i = t->rcur[s], at = 0, first = t->rr[4 * r];
-    for (; i < t->mstart[s + 1] && t->rround[i] == r && m[2 * i] < upto; at += m[2 * i + 1], i++)
+    for (; i < t->mstart[s + 1] && t->rround[i] == r; at += m[2 * i + 1], i++)
         if (dir == AGX_TP_IN)
             agx_tp_copy(stretch + (m[2 * i] - first), packed + at, m[2 * i + 1]);
         else if (dir == AGX_TP_OUT)
@@ -179,24 +176,11 @@ static long long place_upto(agx_tp *t, int s, long long r, char *stretch, char *
     return at;
 }
 
-long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
-{
-    return place_upto(t, s, r, stretch, packed, dir, LLONG_MAX);
-}
-
-/* Every sender's records of round r between the stretch and rbuf (at rpos), a window of
- * the stretch at a time, so that the senders' records, scattered over megabytes (E3SM's
- * 8-24 B), land in memory the cache and the TLB still hold. */
+/* Every sender's records of round r between the stretch and rbuf (at rpos). */
 static void place_all(agx_tp *t, long long r, char *stretch, int dir)
 {
-    const long long *q = t->rr + 4 * r;
-    for (long long w = WINDOW;; w += WINDOW) { /* from the stretch's first byte: no overflow */
-        long long upto = w >= q[1] - q[0] ? LLONG_MAX : q[0] + w;
-        for (int s = 0; s < t->a.p; s++)
-            t->rpos[s] += place_upto(t, s, r, stretch, t->rbuf + t->rpos[s], dir, upto);
-        if (upto == LLONG_MAX)
-            return;
-    }
+    for (int s = 0; s < t->a.p; s++)
+        t->rpos[s] += agx_tp_place(t, s, r, stretch, t->rbuf + t->rpos[s], dir);
 }
 
 /* Round r's stretch written from (or read into) buf run by run: the runs of set bits. */
