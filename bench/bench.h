@@ -293,5 +293,8 @@ int bio_reference_read(MPI_File fh, const bio_reqs *q, char *got);
  * that differ from bio_byte; the file size must be file_size. Collective. Returns an MPI
  * error code; *bad: wrong bytes here (+1 for a wrong size on rank 0). */
 int bio_check(MPI_File fh, MPI_Comm comm, const bio_reqs *q, unsigned seed, long long *bad);
+/* The last reference write's or read's parts on this rank (s): the two hindexed types
+ * built, the two MPI_File_set_view calls (the view and back), the collective call. */
+extern double bio_ref_times[3];
 
 #endif

@@ -66,10 +66,7 @@ static void drop(agx_file *f)
     for (int i = 0; i < nfiles; i++)
         if (files[i] == f)
             files[i] = files[--nfiles];
-    int last = nfiles == 0;
-    pthread_mutex_unlock(&lock);
-    if (last) /* the round buffers kept between writes (twophase_bufs.c) */
-        agx_tp_bufs_release();
+    pthread_mutex_unlock(&lock); /* the engine's kept buffers stay for the next file (twophase_bufs.c) */
     agx_flat_free(&f->ft);
     free(f->pre);
     free(f->path);
