@@ -17,8 +17,10 @@
  * largest rank's share. The times and the votes ride on one MPI_Allreduce at the next
  * write (or at close), which every write of a learning file makes: a few microseconds
  * against writes of milliseconds. A class decided in one file starts decided in the
- * later files of the run on the same number of ranks, when every rank of the file knows
- * it (one more reduction, once per class and file). A handle whose last AGX_FLEARN_SETTLE
+ * later files of the run on the same number of ranks, and one whose window a file closed
+ * before it ended goes on with that window's samples in the next (a file per step, one
+ * write each, decides by its fourth), when every rank of the file knows the same (one
+ * more reduction, once per class and file). A handle whose last AGX_FLEARN_SETTLE
  * decided calls all had one winner settles on it: its later calls make no reduction (a
  * FLASH-shaped file's 24 reads of a few KB each paid one per call, 0.1-0.5 ms on a busy
  * node). Every rank counts the same agreed winners, so every rank settles at the same call.
@@ -34,30 +36,35 @@
 #define AGX_FLEARN_SETTLE 8
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct { int p, cls, winner; } mem[64]; /* the classes this process decided (a read's
-                                                 * class: + AGX_FLEARN_READS) */
+static struct {
+    int p, key;
+    agx_flearn_class c;
+} mem[64]; /* the classes this process timed or decided, as their files left them (key: the
+            * class, a read's + AGX_FLEARN_READS) */
 #define AGX_FLEARN_READS (1 << 20)
 static int nmem;
 
-static int remembered(int p, int cls)
+/* What the run learned of a class on p ranks (a class with no sample: all zero). */
+static agx_flearn_class recall(int p, int key)
 {
-    int w = -1;
+    agx_flearn_class c = {0};
     pthread_mutex_lock(&mu);
-    for (int i = 0; i < nmem && w < 0; i++)
-        if (mem[i].p == p && mem[i].cls == cls)
-            w = mem[i].winner;
+    for (int i = 0; i < nmem; i++)
+        if (mem[i].p == p && mem[i].key == key)
+            c = mem[i].c;
     pthread_mutex_unlock(&mu);
-    return w;
+    return c;
 }
 
-static void remember(int p, int cls, int winner)
+static void remember(const agx_flearn *L, const agx_flearn_class *c)
 {
+    int key = c->cls + L->reads * AGX_FLEARN_READS;
     pthread_mutex_lock(&mu);
     int i = 0;
-    while (i < nmem && !(mem[i].p == p && mem[i].cls == cls))
+    while (i < nmem && !(mem[i].p == L->p && mem[i].key == key))
         i++;
     if (i < 64) {
-        mem[i].p = p, mem[i].cls = cls, mem[i].winner = winner;
+        mem[i].p = L->p, mem[i].key = key, mem[i].c = *c;
         nmem += i == nmem;
     }
     pthread_mutex_unlock(&mu);
@@ -126,7 +133,6 @@ static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char
         if (!out(L, c, i) && c->k[i] < 2)
             return;
     c->decided = 1, c->winner = (signed char)w;
-    remember(L->p, c->cls + L->reads * AGX_FLEARN_READS, c->winner);
     char note[256], times[128];
     int at = 0;
     for (int i = 0; i < n; i++)
@@ -159,11 +165,15 @@ static void record(agx_flearn *L, const long long *v, MPI_Comm comm, const char 
     c->k[cand]++;
     if (!c->decided)
         decide(L, c, comm, name);
+    remember(L, c); /* the next file of this class goes on from here */
 }
 
-/* The class's entry in the file; a new one starts from what the run learned, or else
- * from the rules file's row (AGX_TUNING_FILE) for the call's bytes and pieces, when every
- * rank knows the same winner. NULL: no room (the engine runs, untimed). */
+/* The class's entry in the file. A new one starts where the run's earlier files of the
+ * class left it (a decided winner, or the samples and turns of a window still open: a
+ * program that writes one file per step, a write or two each, finishes the window over
+ * its files), or else from the rules file's row (AGX_TUNING_FILE) for the call's bytes
+ * and pieces; either only when every rank knows the same (one reduction). NULL: no room
+ * (the engine runs, untimed). */
 static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long long piece, MPI_Comm comm, int *rc)
 {
     for (int i = 0; i < L->nclass; i++)
@@ -171,18 +181,32 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
             return &L->c[i];
     if (L->nclass == AGX_FLEARN_CLASSES)
         return NULL;
-    int w = remembered(L->p, cls + L->reads * AGX_FLEARN_READS), ruled = w < 0;
-    if (ruled)
+    agx_flearn_class m = recall(L->p, cls + L->reads * AGX_FLEARN_READS);
+    int w = m.decided ? m.winner : -1, ruled = w < 0 || m.decided == 2; /* 2: a rules row's, still */
+    if (w < 0)
         w = agx_rules_file_io(L->reads, L->p, bytes, piece);
     if (w == AGX_FLEARN_NODE && L->ncand < 3) /* all ranks on one node, or a hint said */
         w = AGX_FLEARN_ENGINE;
-    int v[2] = {w, -w};
-    if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+    enum { NV = 8 };
+    long long v[2 * NV] = {w, m.turns, m.k[0], m.k[1], m.k[2]};
+    for (int i = 0; i < 3; i++)
+        memcpy(&v[5 + i], &m.best[i], sizeof m.best[i]); /* a time's bits: >= 0, compared exactly */
+    for (int i = 0; i < NV; i++)
+        v[NV + i] = -v[i];
+    if ((*rc = PMPI_Allreduce(MPI_IN_PLACE, v, 2 * NV, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
         return NULL;
+    int alike = 1;
+    for (int i = 0; i < NV; i++)
+        alike &= v[i] == -v[NV + i];
     agx_flearn_class *c = &L->c[L->nclass++];
     *c = (agx_flearn_class){.cls = cls};
-    if (v[0] >= 0 && v[0] == -v[1])
+    if (v[0] >= 0 && v[0] == -v[NV])
         c->decided = 1 + ruled, c->winner = (signed char)v[0]; /* ruled: alike everywhere (the file is) */
+    else if (alike && !m.decided) { /* the window of the earlier files, alike on every rank */
+        c->turns = m.turns;
+        for (int i = 0; i < 3; i++)
+            c->k[i] = m.k[i], c->best[i] = m.best[i];
+    }
     return c;
 }
 

@@ -91,12 +91,13 @@ static inline long long mt_compare_files(int rank, const char *path_a, const cha
     return diff;
 }
 
-/* A check every rank makes: it passes when it holds on all ranks; the failing ranks say
- * why. Needs `int rank, passed, failed` in the test. */
-#define CHECK(cond, ...)                                                                   \
+/* A check every rank makes: it passes when it holds on all ranks (of comm, for
+ * CHECK_ON); the failing ranks say why. Needs `int rank, passed, failed` in the test. */
+#define CHECK(cond, ...) CHECK_ON(MPI_COMM_WORLD, cond, __VA_ARGS__)
+#define CHECK_ON(comm, cond, ...)                                                          \
     do {                                                                                   \
         int ok_ = (cond), all_;                                                            \
-        MPI_Allreduce(&ok_, &all_, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                   \
+        MPI_Allreduce(&ok_, &all_, 1, MPI_INT, MPI_MIN, (comm));                           \
         if (all_)                                                                          \
             passed++;                                                                      \
         else {                                                                             \

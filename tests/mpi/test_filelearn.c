@@ -11,6 +11,9 @@
  *    AGX_REGION_SIZE), or every write runs the engine (--expect off: AGX_ADAPT=0);
  *  - a second file of the same class starts decided (no write timed again); with
  *    --decided, the first too (the class's row of a rules file, AGX_TUNING_FILE);
+ *  - six files of one write each (a file per step), of another class: the window goes on
+ *    from file to file, the other candidates timed among the first four files, and from
+ *    the fifth the writes go the expected way (with --decided, from the first);
  *  - A and B are equal byte for byte.
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
@@ -23,7 +26,9 @@
 #include <unistd.h>
 
 enum { NW = 10, BASE = 4096 }; /* writes per file; ints per rank and write, at least */
+enum { NS = 6, SMULT = 16 };   /* a file per step: files, and their writes' size (another class) */
 static int rank, size, passed, failed;
+static MPI_Comm cw; /* the files' communicator: MPI_COMM_WORLD, or a part of it */
 
 static unsigned hash(const char *s)
 {
@@ -33,21 +38,24 @@ static unsigned hash(const char *s)
     return h;
 }
 
-/* One file: NW writes (even: write_at_all, odd: seek + write_all) of this rank's share
- * after the lower ranks', through the library (fa) and agx (fb). way[w]: 1 the
- * engine, 0 the library's own; learned[w]: the library's own as the learned winner. */
-static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int way[NW], int learned[NW], int node[NW])
+/* One file: nw writes (even: write_at_all, odd: seek + write_all) of this rank's share
+ * (mult x [4096, 5120) ints on the largest) after the lower ranks', through the library
+ * (fa) and agx (fb). way[w]: 1 the engine, 0 the library's own; learned[w]: the
+ * library's own as the learned winner. */
+static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int nw, int mult, int *way, int *learned, int *node)
 {
     MPI_Offset at = 0;
-    for (int w = 0; w < NW; w++) {
-        int n = BASE + (int)(mt_rand(seed) % (BASE / 4)) * (rank % 3 != 1); /* max in [4096, 5120) ints */
+    for (int w = 0; w < nw; w++) {
+        int n = mult * (BASE + (int)(mt_rand(seed) % (BASE / 4)) * (rank % 3 != 1));
         int *buf = malloc(sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++)
             buf[i] = (int)mt_rand(seed);
         long long mine = n, before = 0, total = 0;
-        MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Offset off = at + (rank ? before : 0) * (MPI_Offset)sizeof(int);
+        int cr;
+        MPI_Comm_rank(cw, &cr);
+        MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, cw);
+        MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, cw);
+        MPI_Offset off = at + (cr ? before : 0) * (MPI_Offset)sizeof(int);
         MPI_Status sa, sb;
         int ra, rb, cnt = -1;
         if (w % 2 == 0) {
@@ -59,19 +67,82 @@ static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int way[NW], in
             ra = MPI_File_write_all(fa, buf, n, MPI_INT, &sa);
             rb = agx_mpi_file_write_all(fb, buf, n, MPI_INT, &sb);
         }
-        CHECK(ra == MPI_SUCCESS && rb == MPI_SUCCESS, "write %d: %d / %d", w, ra, rb);
+        CHECK_ON(cw, ra == MPI_SUCCESS && rb == MPI_SUCCESS, "write %d: %d / %d", w, ra, rb);
         MPI_Get_count(&sb, MPI_INT, &cnt);
-        CHECK(cnt == n, "write %d: count %d, not %d", w, cnt, n);
+        CHECK_ON(cw, cnt == n, "write %d: count %d, not %d", w, cnt, n);
         const char *why = NULL;
         way[w] = agx_mpi_file_last(fb, &why);
         learned[w] = !way[w] && why && strstr(why, "faster");
         node[w] = way[w] && why && !strcmp(why, "node");
         int v[4] = {way[w], -way[w], (int)(hash(why) & 0x7fffffff), -(int)(hash(why) & 0x7fffffff)};
-        MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        CHECK(v[0] == -v[1] && v[2] == -v[3], "write %d went different ways on the ranks (here %s)", w,
+        MPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_INT, MPI_MAX, cw);
+        CHECK_ON(cw, v[0] == -v[1] && v[2] == -v[3], "write %d went different ways on the ranks (here %s)", w,
                way[w] ? "the engine" : why);
         at += total * (MPI_Offset)sizeof(int);
         free(buf);
+    }
+}
+
+static void open_pair(mt_run *r, const char *stem, int cb, MPI_File *fa, MPI_File *fb, char *a, char *b, size_t cap)
+{
+    mt_file_pair(r, stem, a, b, cap);
+    int mode = MPI_MODE_CREATE | MPI_MODE_WRONLY, cr;
+    MPI_Comm_rank(cw, &cr);
+    if (!cr)
+        unlink(a), unlink(b);
+    MPI_Barrier(cw);
+    MPI_File_open(cw, a, mode, MPI_INFO_NULL, fa);
+    MPI_Info info = MPI_INFO_NULL;
+    if (cb) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_cb_write", "enable");
+    }
+    agx_mpi_file_open(cw, b, mode, info, fb);
+    if (cb)
+        MPI_Info_free(&info);
+}
+
+/* Collective over MPI_COMM_WORLD (the files of a part of it: closed there before). */
+static void close_pair(MPI_File *fa, MPI_File *fb, const char *a, const char *b, const char *what)
+{
+    if (*fa != MPI_FILE_NULL)
+        MPI_File_close(fa), agx_mpi_file_close(fb);
+    long long diff = mt_compare_files(rank, b, a);
+    CHECK(diff == 0, "%s: %lld bytes differ from the library's file", what, diff);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (!rank)
+        unlink(a), unlink(b);
+}
+
+/* Ranks whose memories of a class differ: the even ranks write 2 step files of it on
+ * their half of the ranks, the odd ones 3 (their windows stop at different turns, and one
+ * rank's skewed clock, AGX_TEST_FLEARN_SKEW, is in one half only), then each pair (2k,
+ * 2k + 1; the last rank alone where p is odd) writes one: its ranks must agree to start
+ * the window afresh, the same way on both (write_file checks every write). */
+static void mixed_memories(mt_run *r, int cb)
+{
+    char a[512], b[512], stem[64];
+    unsigned seed = r->seed + 104729u * (unsigned)rank;
+    int way, learned, node;
+    for (int phase = 0; phase < 2; phase++) {
+        MPI_Comm_split(MPI_COMM_WORLD, phase ? rank / 2 : rank % 2, rank, &cw);
+        for (int f = 0; f < (phase ? 1 : 2 + rank % 2); f++) {
+            int group = phase ? rank / 2 : rank % 2;
+            snprintf(stem, sizeof stem, "flearn_mix%d_%d_%d", phase, group, f);
+            MPI_File fa, fb;
+            open_pair(r, stem, cb, &fa, &fb, a, b, sizeof a);
+            write_file(fa, fb, &seed, 1, 2 * SMULT, &way, &learned, &node);
+            MPI_File_close(&fa), agx_mpi_file_close(&fb);
+        }
+        MPI_Comm_free(&cw);
+        cw = MPI_COMM_WORLD;
+        for (int g = 0; g < (phase ? (size + 1) / 2 : 2); g++) /* every group's files, by world rank 0 */
+            for (int f = 0; f < (phase ? 1 : 2 + g); f++) {
+                MPI_File none = MPI_FILE_NULL;
+                snprintf(stem, sizeof stem, "flearn_mix%d_%d_%d", phase, g, f);
+                mt_file_pair(r, stem, a, b, sizeof a);
+                close_pair(&none, &none, a, b, stem);
+            }
     }
 }
 
@@ -93,27 +164,15 @@ int main(int argc, char **argv)
     if (!rank)
         printf("test_filelearn: %d ranks, seed %u, expect %s\n", size, r.seed, expect);
     unsigned seed = r.seed + 7919u * (unsigned)rank;
+    cw = MPI_COMM_WORLD;
+    char a[512], b[512], what[64];
     for (int file = 0; file < 2; file++) {
-        char a[512], b[512];
-        mt_file_pair(&r, file ? "flearn2" : "flearn", a, b, sizeof a);
         MPI_File fa, fb;
-        int mode = MPI_MODE_CREATE | MPI_MODE_WRONLY;
-        if (!rank)
-            unlink(a), unlink(b);
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_File_open(MPI_COMM_WORLD, a, mode, MPI_INFO_NULL, &fa);
-        MPI_Info info = MPI_INFO_NULL;
-        if (cb) {
-            MPI_Info_create(&info);
-            MPI_Info_set(info, "romio_cb_write", "enable");
-        }
-        agx_mpi_file_open(MPI_COMM_WORLD, b, mode, info, &fb);
-        if (cb)
-            MPI_Info_free(&info);
+        open_pair(&r, file ? "flearn2" : "flearn", cb, &fa, &fb, a, b, sizeof a);
         int way[NW], learned[NW], node[NW], nlib = 0, nnode = 0;
-        write_file(fa, fb, &seed, way, learned, node);
-        MPI_File_close(&fa);
-        agx_mpi_file_close(&fb);
+        write_file(fa, fb, &seed, NW, 1, way, learned, node);
+        snprintf(what, sizeof what, "file %d", file);
+        close_pair(&fa, &fb, a, b, what);
         for (int w = 0; w < 4; w++)
             nlib += !way[w], nnode += node[w];
         if (off)
@@ -127,12 +186,26 @@ int main(int argc, char **argv)
         if (file == 0 && !decided && !off && getenv("AGX_REGION_SIZE"))
             CHECK(nnode >= 1, "file 0: the ranks span regions, yet node aggregation was not timed in the first 4 "
                   "writes");
-        long long diff = mt_compare_files(rank, b, a);
-        CHECK(diff == 0, "file %d: %lld bytes differ from the library's file", file, diff);
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (!rank)
-            unlink(a), unlink(b);
     }
+    /* A file per step, one write each, of another class: the window goes on from one file
+     * to the next, times each candidate within the first four and decides by the fifth. */
+    int way[NS], learned[NS], node[NS], nlib = 0, nnode = 0;
+    for (int f = 0; f < NS; f++) {
+        MPI_File fa, fb;
+        open_pair(&r, "flearn_step", cb, &fa, &fb, a, b, sizeof a);
+        write_file(fa, fb, &seed, 1, SMULT, &way[f], &learned[f], &node[f]);
+        snprintf(what, sizeof what, "step file %d", f);
+        close_pair(&fa, &fb, a, b, what);
+        nlib += f < 4 && !way[f], nnode += f < 4 && node[f];
+        CHECK(!off || way[f], "step file %d: AGX_ADAPT=0, yet the library's own", f);
+    }
+    if (!off && !decided)
+        CHECK(nlib >= 1 && (nnode >= 1 || !getenv("AGX_REGION_SIZE")),
+              "step files: the library's own (%d) or node aggregation (%d) never timed in the first 4", nlib, nnode);
+    for (int f = decided ? 0 : 4; f < NS && !off; f++)
+        CHECK(lib ? learned[f] : nd ? node[f] : way[f] && !node[f], "step file %d: not the expected %s", f, expect);
+    if (size >= 3)
+        mixed_memories(&r, cb);
     if (!rank)
         printf("test_filelearn: %d checks passed, %d failed\n", passed, failed);
     MPI_Finalize();
