@@ -202,7 +202,8 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
     *c = (agx_flearn_class){.cls = cls};
     if (v[0] >= 0 && v[0] == -v[NV])
         c->decided = 1 + ruled, c->winner = (signed char)v[0]; /* ruled: alike everywhere (the file is) */
-    else if (alike && !m.decided) { /* the window of the earlier files, alike on every rank */
+    else if (alike) { /* the window of the earlier files, alike on every rank (no rank's
+                       * decided: a decided memory's winner would have been agreed above) */
         c->turns = m.turns;
         for (int i = 0; i < 3; i++)
             c->k[i] = m.k[i], c->best[i] = m.best[i];

@@ -102,16 +102,21 @@ static void open_pair(mt_run *r, const char *stem, int cb, MPI_File *fa, MPI_Fil
         MPI_Info_free(&info);
 }
 
-/* Collective over MPI_COMM_WORLD (the files of a part of it: closed there before). */
-static void close_pair(MPI_File *fa, MPI_File *fb, const char *a, const char *b, const char *what)
+/* agx's file b against the library's a, then both removed; collective over MPI_COMM_WORLD. */
+static void compare_pair(const char *a, const char *b, const char *what)
 {
-    if (*fa != MPI_FILE_NULL)
-        MPI_File_close(fa), agx_mpi_file_close(fb);
     long long diff = mt_compare_files(rank, b, a);
     CHECK(diff == 0, "%s: %lld bytes differ from the library's file", what, diff);
     MPI_Barrier(MPI_COMM_WORLD);
     if (!rank)
         unlink(a), unlink(b);
+}
+
+static void close_pair(MPI_File *fa, MPI_File *fb, const char *a, const char *b, const char *what)
+{
+    MPI_File_close(fa);
+    agx_mpi_file_close(fb);
+    compare_pair(a, b, what);
 }
 
 /* Ranks whose memories of a class differ: the even ranks write 2 step files of it on
@@ -125,9 +130,9 @@ static void mixed_memories(mt_run *r, int cb)
     unsigned seed = r->seed + 104729u * (unsigned)rank;
     int way, learned, node;
     for (int phase = 0; phase < 2; phase++) {
-        MPI_Comm_split(MPI_COMM_WORLD, phase ? rank / 2 : rank % 2, rank, &cw);
+        int group = phase ? rank / 2 : rank % 2;
+        MPI_Comm_split(MPI_COMM_WORLD, group, rank, &cw);
         for (int f = 0; f < (phase ? 1 : 2 + rank % 2); f++) {
-            int group = phase ? rank / 2 : rank % 2;
             snprintf(stem, sizeof stem, "flearn_mix%d_%d_%d", phase, group, f);
             MPI_File fa, fb;
             open_pair(r, stem, cb, &fa, &fb, a, b, sizeof a);
@@ -138,10 +143,9 @@ static void mixed_memories(mt_run *r, int cb)
         cw = MPI_COMM_WORLD;
         for (int g = 0; g < (phase ? (size + 1) / 2 : 2); g++) /* every group's files, by world rank 0 */
             for (int f = 0; f < (phase ? 1 : 2 + g); f++) {
-                MPI_File none = MPI_FILE_NULL;
                 snprintf(stem, sizeof stem, "flearn_mix%d_%d_%d", phase, g, f);
                 mt_file_pair(r, stem, a, b, sizeof a);
-                close_pair(&none, &none, a, b, stem);
+                compare_pair(a, b, stem);
             }
     }
 }
