@@ -39,7 +39,13 @@ int agx_repeat_run(agx_ctx *ctx, agx_args *a);
  * memo whose algorithm is native (agx_repeat_native: the table's native, on p > 1 ranks
  * and some bytes, where it is exactly the library's call on a->comm) calls it directly,
  * with no copy of the arguments (2 ranks, 8 B: the library's call takes 0.2-0.3 us). */
-void agx_repeat_note(agx_ctx *ctx, const agx_args *a);
+static inline void agx_repeat_note(agx_ctx *ctx, const agx_args *a)
+{
+    if (__atomic_load_n(&ctx->lq_head, __ATOMIC_ACQUIRE)) /* requests queued (rare): post them */
+        agx_req_flush(ctx);
+    a->sel->last[a->op] = (int)(a->alg - a->table->algs);
+    a->sel->last_kind[a->op] = a->kind;
+}
 int agx_repeat_native(const agx_args *a);
 
 #endif

@@ -92,13 +92,6 @@ void *agx_memo_slot(agx_ctx *ctx, int slot, size_t size)
     return m;
 }
 
-void agx_repeat_note(agx_ctx *ctx, const agx_args *a)
-{
-    agx_req_flush(ctx);
-    a->sel->last[a->op] = (int)(a->alg - a->table->algs);
-    a->sel->last_kind[a->op] = a->kind;
-}
-
 int agx_repeat_run(agx_ctx *ctx, agx_args *a)
 {
     agx_repeat_note(ctx, a);

@@ -25,7 +25,10 @@ static atomic_uint ctx_gen;
 /* SimGrid runs many ranks on one thread; it privatises each rank's globals, not TLS */
 #define AGX_HOT_STORAGE static
 #else
-#define AGX_HOT_STORAGE static _Thread_local
+/* initial-exec: a load at a fixed offset from the thread pointer, where a shared library's
+ * default model calls __tls_get_addr at every lookup; the few bytes come from the static
+ * TLS block, or its surplus when a program dlopens libagx */
+#define AGX_HOT_STORAGE static _Thread_local __attribute__((tls_model("initial-exec")))
 #endif
 AGX_HOT_STORAGE struct {
     MPI_Comm comm;

@@ -235,8 +235,13 @@ int agx_agree_gather(MPI_Comm comm, int rank, int p, int mine, long long *vals, 
  * agx_error_string give it back); not raised. */
 int agx_error(int cls, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Raise `code` through comm's error handler (MPI_COMM_WORLD's for MPI_COMM_NULL) and
- * return it: called once per failing public call, by the public entry point. */
-int agx_raise(MPI_Comm comm, int code);
+ * return it: called once per failing public call, by the public entry point (inline: a
+ * success, every call's, costs a compare, not a call). */
+int agx_raise_error(MPI_Comm comm, int code);
+static inline int agx_raise(MPI_Comm comm, int code)
+{
+    return code == MPI_SUCCESS ? code : agx_raise_error(comm, code);
+}
 /* The same through fh's error handler (comm's when fh is MPI_FILE_NULL). */
 int agx_raise_file(MPI_File fh, MPI_Comm comm, int code);
 

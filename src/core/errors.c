@@ -99,10 +99,8 @@ static void say_if_fatal(MPI_Errhandler eh, int code)
     fflush(stderr);
 }
 
-int agx_raise(MPI_Comm comm, int code)
+int agx_raise_error(MPI_Comm comm, int code)
 {
-    if (code == MPI_SUCCESS)
-        return code;
     MPI_Comm c = comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm;
     MPI_Errhandler eh;
     if (MPI_Comm_get_errhandler(c, &eh) == MPI_SUCCESS) {

@@ -65,7 +65,9 @@ static void read_enable(void)
     const char *e = getenv("AGX_ENABLE");
     report = agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE");
     for (int op = 0; op < NSLOT; op++) {
-        if (!e || !*e || !strcmp(e, "1"))
+        if (agx_preload_foreign()) /* built for another MPI than the program's: step aside */
+            on[op] = 0;
+        else if (!e || !*e || !strcmp(e, "1"))
             on[op] = 1;
         else if (!strcmp(e, "0"))
             on[op] = 0;
@@ -80,14 +82,12 @@ static void read_enable(void)
             }
         }
     }
-    read_done = 1;
+    __atomic_store_n(&read_done, 1, __ATOMIC_RELEASE); /* after on[] and report */
 }
 
 int agx_preload_enabled(int op)
 {
-    if (agx_preload_foreign()) /* built for another MPI than the program's: step aside */
-        return 0;
-    if (!read_done)
+    if (!__atomic_load_n(&read_done, __ATOMIC_ACQUIRE))
         read_enable();
     return on[op];
 }
@@ -96,8 +96,9 @@ int agx_preload_enabled(int op)
  * candidates, the library's own among them, over its first calls (AGX_ADAPT; unset only). */
 __attribute__((constructor)) static void adapt_by_default(void) { setenv("AGX_ADAPT", "1", 0); }
 
-#define enabled agx_preload_enabled
-#define count agx_preload_count
+/* In this file's entries: the flag's load, and the count's call only for a report. */
+#define enabled(op) (__atomic_load_n(&read_done, __ATOMIC_ACQUIRE) ? on[op] : agx_preload_enabled(op))
+#define count(op, comm, nbytes) (report ? agx_preload_count(op, comm, nbytes) : (void)0)
 
 /* What a call delivers to this rank's receive buffer (or writes to a file), for the
  * report: n elements of t, times each peer's when all, or counts[] over the peers (the
