@@ -10,9 +10,10 @@
  * first write's costs fall on both); where the file's ranks span more than one node with
  * more than one rank on some node and no hint set it, the engine with intra-node
  * aggregation is a third candidate: engine, library, node, node, library, engine. Once
- * each has a sample, one that took at least twice the fastest's time is out (its turns
- * skipped); the decision when each one left has 2 samples, at once when one is left (a
- * file of a few writes learns too). A sample: each rank's
+ * each has a sample, one that took at least 4 times the fastest's time on its one sample,
+ * twice on two, is out (its turns skipped; a first write of the run may pay the run's
+ * first-write costs, up to 3 times a later one's); the decision when each one left has 2
+ * samples, at once when one is left (a file of a few writes learns too). A sample: each rank's
  * time from the choice to the write's end, the slowest rank's (MAX) per byte of the
  * largest rank's share. The times and the votes ride on one MPI_Allreduce at the next
  * write (or at close), which every write of a learning file makes: a few microseconds
@@ -32,7 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RATIO_EARLY 2.0
+#define RATIO_EARLY 2.0       /* out on two samples or more: at least this many times the fastest */
+#define RATIO_EARLY_FIRST 4.0 /* out on one sample: its first write of the run may carry the run's
+                               * first-write costs (BTIO's shape, 9 ranks: the engine's first write
+                               * 10-15 ms, its later ones 4-5) */
 #define AGX_FLEARN_SETTLE 8
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -113,12 +117,13 @@ static int fastest(const agx_flearn *L, const agx_flearn_class *c)
     return w;
 }
 
-/* Candidate i is out of the class's window: each has a sample, and i's took at least
- * RATIO_EARLY times the fastest's (the fastest's own: never). */
+/* Candidate i is out of the class's window: each has a sample, and i's best took at least
+ * RATIO_EARLY times the fastest's, RATIO_EARLY_FIRST while i has one sample (the fastest's
+ * own: never). */
 static int out(const agx_flearn *L, const agx_flearn_class *c, int i)
 {
     int w = fastest(L, c);
-    return w >= 0 && i != w && c->best[i] >= RATIO_EARLY * c->best[w];
+    return w >= 0 && i != w && c->best[i] >= (c->k[i] < 2 ? RATIO_EARLY_FIRST : RATIO_EARLY) * c->best[w];
 }
 
 static void decide(agx_flearn *L, agx_flearn_class *c, MPI_Comm comm, const char *name)
@@ -278,6 +283,18 @@ static double skew(int cand)
     return me == rank && rank >= 0 ? factor : 1.0;
 }
 
+/* AGX_TEST_FLEARN_TIMES=T0,T1[,T2] (tests only): every rank's time of each write of
+ * candidate i is Ti seconds, whatever the clock says (a window whose turns are known). */
+static double fixed(int cand)
+{
+    static int n = -1;
+    static double t[3];
+    const char *e = getenv("AGX_TEST_FLEARN_TIMES");
+    if (n < 0)
+        n = e ? sscanf(e, "%lf,%lf,%lf", &t[0], &t[1], &t[2]) : 0;
+    return cand >= 0 && cand < n ? t[cand] : -1;
+}
+
 void agx_flearn_skip(agx_flearn *L, double seconds)
 {
     if (L->mode && L->pend < -1) /* a call running */
@@ -291,7 +308,8 @@ void agx_flearn_done(agx_flearn *L, int valid)
     int i = -2 - L->pend;
     L->pend = -1;
     if (valid) {
-        L->dt = (MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
+        double t = fixed(L->pend_cand);
+        L->dt = (t >= 0 ? t : MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
         L->c[i].turns++;
     }
 }

@@ -14,11 +14,15 @@
  *  - six files of one write each (a file per step), of another class: the window goes on
  *    from file to file, the other candidates timed among the first four files, and from
  *    the fifth the writes go the expected way (with --decided, from the first);
- *  - A and B are equal byte for byte.
+ *  - A and B are equal byte for byte;
+ *  - with --engine-turns N, the engine ran N of file 0's first 4 writes (a window whose
+ *    times are fixed, AGX_TEST_FLEARN_TIMES: a candidate's one sample puts it out of the
+ *    window at 4 times the fastest's, not below).
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
  * itself, where node aggregation changes nothing).
- *   AGX_ADAPT=1 [AGX_TEST_FLEARN_SKEW=R:C:F] test_filelearn --expect WAY [--decided] [--cb] [--seed S]
+ *   AGX_ADAPT=1 [AGX_TEST_FLEARN_SKEW=R:C:F] [AGX_TEST_FLEARN_TIMES=T0,T1] test_filelearn --expect WAY
+ *       [--decided] [--cb] [--engine-turns N] [--seed S]
  */
 #include "agx.h"
 #include "mpitest.h"
@@ -157,6 +161,7 @@ int main(int argc, char **argv)
     rank = r.rank, size = r.size;
     const char *expect = "engine";
     int decided = 0, cb = 0; /* --decided: a rules file (AGX_TUNING_FILE) chose: no write is timed */
+    int eturns = -1;         /* --engine-turns N: the engine ran N of file 0's first 4 writes */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--expect") && i + 1 < argc)
             expect = argv[i + 1];
@@ -164,6 +169,8 @@ int main(int argc, char **argv)
             decided = 1;
         else if (!strcmp(argv[i], "--cb"))
             cb = 1;
+        else if (!strcmp(argv[i], "--engine-turns") && i + 1 < argc)
+            eturns = atoi(argv[i + 1]);
     int off = !strcmp(expect, "off"), lib = !strcmp(expect, "library"), nd = !strcmp(expect, "node");
     if (!rank)
         printf("test_filelearn: %d ranks, seed %u, expect %s\n", size, r.seed, expect);
@@ -177,8 +184,11 @@ int main(int argc, char **argv)
         write_file(fa, fb, &seed, NW, 1, way, learned, node);
         snprintf(what, sizeof what, "file %d", file);
         close_pair(&fa, &fb, a, b, what);
+        int neng = 0;
         for (int w = 0; w < 4; w++)
-            nlib += !way[w], nnode += node[w];
+            nlib += !way[w], nnode += node[w], neng += way[w];
+        if (file == 0 && eturns >= 0)
+            CHECK(neng == eturns, "file 0: the engine ran %d of the first 4 writes, not %d", neng, eturns);
         if (off)
             for (int w = 0; w < NW; w++)
                 CHECK(way[w], "file %d write %d: AGX_ADAPT=0, yet the library's own", file, w);
