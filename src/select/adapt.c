@@ -90,12 +90,26 @@ static int has(const agx_learn *e, int idx)
 }
 
 /* The candidates for a's class: the default's choice, the table's on-line candidates
- * (else the algorithms of its later rules) that can run this call, native. */
+ * (else the algorithms of its later rules) that can run this call, native. On two ranks
+ * an allgather(v) or alltoallv is one exchange of the two ranks' blocks whatever the
+ * algorithm: agx's add their own cost to it and nothing else (best agx 0.98-1.3x the
+ * library's at every size measured, docs/RESULTS.md "Two ranks: the library's call"),
+ * and a window of their first looks cost 5-14% of 1000 calls of 0.5 us: native, untimed. */
+int agx_learn_pair(const agx_args *a)
+{
+    return a->p == 2 && a->op != AGX_OP_ALLREDUCE;
+}
+
 static void candidates(const agx_args *a, agx_learn *e, int chosen)
 {
     const agx_table *t = a->table;
+    int native = agx_rule_alg(a->op, a->kind, -1); /* resolved at install: no name compared per call */
     e->cand[0] = (short)chosen;
     e->ncand = 1;
+    if (agx_learn_pair(a) && native >= 0 && !agx_alg_violation(&t->algs[native], a, NULL)) {
+        e->cand[0] = (short)native;
+        return;
+    }
     if (a->op == AGX_OP_ALLREDUCE && !a->u.ar.exact && a->sel->adapt < 2)
         return; /* another candidate would give other bits */
     for (int i = 0; t->online && t->online[i] && e->ncand < AGX_LEARN_CANDS - 1; i++) {
@@ -108,7 +122,6 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
         if (idx >= 0 && !has(e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
-    int native = agx_rule_alg(a->op, a->kind, -1); /* resolved at install: no name compared per call */
     if (native >= 0 && !has(e, native) && !agx_alg_violation(&t->algs[native], a, NULL))
         e->cand[e->ncand++] = (short)native;
 }

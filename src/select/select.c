@@ -110,8 +110,11 @@ static int file_or_default(agx_args *a, int *index)
         if (a->sel->adapt < 0)
             return agx_error(MPI_ERR_ARG, "AGX_ADAPT='%s' in the environment is none of 0, 1, any",
                              getenv("AGX_ADAPT"));
-        *index = agx_learn_pick(a, *index); /* AGX_ADAPT: the class's winner, or its window's candidate */
-        verbose(a, *index, a->learn ? "learning on the run" : "default rule", NULL);
+        int rule = *index;
+        *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
+        verbose(a, *index, a->learn ? "learning on the run" : *index == rule ? "default rule"
+                           : agx_learn_pair(a) ? "AGX_ADAPT: on 2 ranks one exchange, untimed"
+                                                                   : "AGX_ADAPT: learned on the run", NULL);
         return MPI_SUCCESS;
     }
     const agx_alg *alg = agx_call_alg(a, row->kidx[a->kind]);

@@ -314,6 +314,9 @@ int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel);
  * runs (the class's winner, or its window's candidate: a->learn set); agx_run runs a->alg,
  * timing a window's call and deciding at its last (one reduction over the communicator). */
 int agx_learn_pick(agx_args *a, int chosen);
+/* A class the on-line choice gives the library's call untimed: an allgather(v) or
+ * alltoallv on 2 ranks, one exchange whatever the algorithm (adapt.c). */
+int agx_learn_pair(const agx_args *a);
 /* The size class of the on-line choice: c with bytes in [2^(c-1), 2^c) (0 for 0 bytes). */
 int agx_size_class(long long bytes);
 int agx_learn_run(agx_args *a);

@@ -5,7 +5,8 @@
  * AGX_TEST_LEARN_SKEW; one rank's clock making the default's choice 1000x slower: it
  * loses, cut at its first look), the winner kept afterwards, floating-point reductions left to the
  * default's choice under AGX_ADAPT=1 (the same bits at every call), learning under =any,
- * alltoallv settled on the library's call and re-checked.
+ * alltoallv settled on the library's call and re-checked, and on two ranks no window for
+ * allgather(v) and alltoallv (the library's call at every call).
  *   AGX_ADAPT=1|any test_adapt [--seed S]
  */
 #include "callgen.h"
@@ -130,6 +131,31 @@ int main(int argc, char **argv)
     agx_comm_last_algorithm(c2, AGX_OP_ALLTOALLV, &name);
     EXPECT(size < 2 || !strcmp(name, "pairwise"), "alltoallv forced after settling ran %s, not pairwise", name);
     MPI_Comm_free(&c2);
+    /* two ranks (pairs 2k, 2k + 1): an allgather(v) or alltoallv is one exchange whatever
+     * the algorithm, so no window: every call the library's (native), every result exact */
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair);
+    int prank, psize;
+    MPI_Comm_rank(pair, &prank);
+    MPI_Comm_size(pair, &psize);
+    slot_t s2;
+    cg_slot_init(&s2, psize);
+    for (int o = 1; o < 4 && psize == 2; o++) /* cg_ops[1..3]: allgather, allgatherv, alltoallv */
+        for (int i = 0; i < 24; i++) {
+            call_t c = {.op = cg_ops[o], .alg = -1, .k = T_INT, .rop = O_SUM, .count = 100, .t = 11u + (unsigned)o};
+            cg_prepare(&s2, &c, prank, psize);
+            int rc = c.op == AGX_OP_ALLGATHER
+                         ? agx_allgather(s2.sbuf, (int)c.count, MPI_INT, s2.rbuf, (int)c.count, MPI_INT, pair)
+                     : c.op == AGX_OP_ALLGATHERV
+                         ? agx_allgatherv(s2.sbuf, s2.rc[prank], MPI_INT, s2.rbuf, s2.rc, s2.rd, MPI_INT, pair)
+                         : agx_alltoallv(s2.sbuf, s2.sc, s2.sd, MPI_INT, s2.rbuf, s2.rc, s2.rd, MPI_INT, pair);
+            cg_check(&s2, &c, prank, rc, &bad, &errs);
+            agx_comm_last_algorithm(pair, (agx_op)c.op, &name);
+            EXPECT(!strcmp(name, "native"), "%s on 2 ranks, call %d: ran %s, not the library's (no window there)",
+                   agx_op_name((agx_op)c.op), i, name);
+        }
+    cg_slot_free(&s2);
+    MPI_Comm_free(&pair);
     int tot[2], mine[2] = {fails + bad, errs};
     MPI_Allreduce(mine, tot, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
