@@ -89,17 +89,19 @@ static int has(const agx_learn *e, int idx)
     return 0;
 }
 
-/* The candidates for a's class: the default's choice, the table's on-line candidates
- * (else the algorithms of its later rules) that can run this call, native. On two ranks
- * an allgather(v) or alltoallv is one exchange of the two ranks' blocks whatever the
- * algorithm: agx's add their own cost to it and nothing else (best agx 0.98-1.3x the
- * library's at every size measured, docs/RESULTS.md "Two ranks: the library's call"),
- * and a window of their first looks cost 5-14% of 1000 calls of 0.5 us: native, untimed. */
+/* On two ranks an allgather(v) or alltoallv is one exchange of the two ranks' blocks
+ * whatever the algorithm: agx's add their own cost to it and nothing else (best agx
+ * 0.98-1.32x the library's at every size measured, docs/RESULTS.md "Two ranks: the
+ * library's call"), and a window of their first looks cost up to 14% of 1000 calls of
+ * 0.5 us: such a class runs native, untimed. */
 int agx_learn_pair(const agx_args *a)
 {
     return a->p == 2 && a->op != AGX_OP_ALLREDUCE;
 }
 
+/* The candidates for a's class: the default's choice, the table's on-line candidates
+ * (else the algorithms of its later rules) that can run this call, native; native alone
+ * for a pair (agx_learn_pair). */
 static void candidates(const agx_args *a, agx_learn *e, int chosen)
 {
     const agx_table *t = a->table;

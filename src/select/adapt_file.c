@@ -290,8 +290,8 @@ static double fixed(int cand)
     static int n = -1;
     static double t[3];
     const char *e = getenv("AGX_TEST_FLEARN_TIMES");
-    if (n < 0)
-        n = e ? sscanf(e, "%lf,%lf,%lf", &t[0], &t[1], &t[2]) : 0;
+    if (n < 0 && (n = e ? sscanf(e, "%lf,%lf,%lf", &t[0], &t[1], &t[2]) : 0) < 0)
+        n = 0; /* set but empty */
     return cand >= 0 && cand < n ? t[cand] : -1;
 }
 
