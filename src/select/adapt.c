@@ -90,10 +90,10 @@ static int has(const agx_learn *e, int idx)
 }
 
 /* On two ranks an allgather(v) or alltoallv is one exchange of the two ranks' blocks
- * whatever the algorithm: agx's add their own cost to it and nothing else (best agx
- * 0.98-1.32x the library's at every size measured, docs/RESULTS.md "Two ranks: the
- * library's call"), and a window of their first looks cost up to 14% of 1000 calls of
- * 0.5 us: such a class runs native, untimed. */
+ * whatever the algorithm: agx's add their own cost to it and nothing else (the fastest of
+ * them 0.80-5.1x the library's time, median 1.44, over 180 shape-runs 8 B-256 KiB;
+ * docs/RESULTS.md "Two ranks: the library's call"), and a window of their first looks
+ * cost up to 14% of 1000 calls of 0.5 us: such a class runs native, untimed. */
 int agx_learn_pair(const agx_args *a)
 {
     return a->p == 2 && a->op != AGX_OP_ALLREDUCE;
