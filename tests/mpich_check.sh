@@ -6,6 +6,17 @@
 #   tests/mpich_check.sh SRC BUILD
 set -u
 src=$1 build=$2 b=$2/mpich
+# The whole output goes to a log, printed at the end with each failure's lines first: CI
+# shows a long test's head and the run's tail, and a failure in the middle was cut out.
+log=$(mktemp); exec 3>&1 > "$log" 2>&1
+finish() {
+  exec 1>&3 2>&1
+  if grep -q "FAIL" "$log"; then
+    echo "== the failures (the whole log follows) =="; grep -A 22 "FAIL" "$log"; echo "== the whole log =="
+  fi
+  cat "$log"; rm -f "$log"
+}
+trap finish EXIT
 command -v mpicc.mpich >/dev/null || { echo "MPICH is not installed: run tools/bootstrap"; exit 1; }
 cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMPI_C_COMPILER=mpicc.mpich \
   -DAGX_PC_MPI=mpich > "$b.log" 2>&1 &&

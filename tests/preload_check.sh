@@ -92,12 +92,20 @@ else
       ! grep -q "^agx-preload: rank 0: all\(gatherv\|toallv\) [0-9]* calls through agx" "$t/out" ||
       bad "persistent allgather(v), alltoallv and integer allreduce timed at their init: the library's (the double MAX stays agx's)"
   fi
-  AGX_STATS=1 "${run[@]}" -n 2 --preload "$lib" "$app" --persistent > "$t/out" 2>&1
-  rc=$?
+  # MPICH 4.0.2's own persistent MPI_Allgather is wrong from its second start, and its
+  # MPI_Testsome reports one completed persistent collective twice and never the next
+  # (the same program without the preload fails alike); only the routing is checked here.
+  # On a busy machine the request never reported is sometimes still active at the next
+  # MPI_Startall, and MPICH aborts the run (6 of 82 runs while another MPICH job ran on the 2 cores; none of 200 alone):
+  # such a run has no report, and the next launch is taken (3 at most).
+  for try in 1 2 3; do
+    AGX_STATS=1 "${run[@]}" -n 2 --preload "$lib" "$app" --persistent > "$t/out" 2>&1
+    rc=$?
+    [ "$mpi" = mpich ] && [ $rc -ne 0 ] && grep -q "Persistent request passed to MPI_Start or MPI_Startall is already active" "$t/out" &&
+      ! grep -q "through agx" "$t/out" || break
+    echo "note: MPICH's own persistent collectives aborted the run as known (launch $try); launched again"
+  done
   if [ "$mpi" = mpich ] && [ $rc -ne 0 ] && grep -q "wrong (allgather [0-9]*, allgatherv 0, int sum 0, double max 0, alltoallv 0, split allgather [0-9]*, point-to-point 0, not freed 0, completions [0-9]*)" "$t/out"; then
-    # MPICH 4.0.2's own persistent MPI_Allgather is wrong from its second start, and its
-    # MPI_Testsome reports one completed persistent collective twice and never the next
-    # (the same program without the preload fails alike); only the routing is checked here
     echo "note: MPICH's own persistent collectives failed as known (agx's, with the thread, did not)"
     rc=0
   fi

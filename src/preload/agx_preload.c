@@ -64,23 +64,20 @@ static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
     report = agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE");
-    for (int op = 0; op < NSLOT; op++) {
+    for (int op = 0; op < NSLOT; op++) { /* each flag stored once: two threads' first calls
+                                           * may both get here, and neither sees a passing 0 */
+        int v = 0;
         if (agx_preload_foreign()) /* built for another MPI than the program's: step aside */
-            on[op] = 0;
+            v = 0;
         else if (!e || !*e || !strcmp(e, "1"))
-            on[op] = 1;
-        else if (!strcmp(e, "0"))
-            on[op] = 0;
-        else { /* a list of operation names: whole words only */
+            v = 1;
+        else if (strcmp(e, "0")) { /* a list of operation names: whole words only */
             const char *name = slot_name(op), *s = e;
             size_t len = strlen(name);
-            on[op] = 0;
-            while ((s = strstr(s, name))) {
-                if ((s == e || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
-                    on[op] = 1;
-                s += len;
-            }
+            for (; (s = strstr(s, name)); s += len)
+                v |= (s == e || s[-1] == ',') && (s[len] == ',' || s[len] == '\0');
         }
+        on[op] = v;
     }
     __atomic_store_n(&read_done, 1, __ATOMIC_RELEASE); /* after on[] and report */
 }
