@@ -81,10 +81,19 @@ static agx_learn *entry(agx_sel *sel, unsigned key)
     return e;
 }
 
-static int has(const agx_learn *e, int idx)
+/* idx, or on 2 ranks the algorithm it sends the same messages as (same_on_two). */
+static int twin(const agx_args *a, int idx)
+{
+    const char *as = a->p == 2 ? a->table->algs[idx].same_on_two : NULL;
+    int j = as ? agx_alg_find(a->op, a->kind, as) : -1;
+    return j >= 0 ? j : idx;
+}
+
+/* idx is a candidate already, or (2 ranks) one that sends the same messages is. */
+static int has(const agx_args *a, const agx_learn *e, int idx)
 {
     for (int i = 0; i < e->ncand; i++)
-        if (e->cand[i] == idx)
+        if (twin(a, e->cand[i]) == twin(a, idx))
             return 1;
     return 0;
 }
@@ -116,15 +125,15 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
         return; /* another candidate would give other bits */
     for (int i = 0; t->online && t->online[i] && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_alg_find(a->op, a->kind, t->online[i]);
-        if (idx >= 0 && !has(e, idx) && !agx_alg_violation(&t->algs[idx], a, NULL))
+        if (idx >= 0 && !has(a, e, idx) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
     for (int i = 0; !t->online && i < t->nrules && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_rule_alg(a->op, a->kind, i);
-        if (idx >= 0 && !has(e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
+        if (idx >= 0 && !has(a, e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
-    if (native >= 0 && !has(e, native) && !agx_alg_violation(&t->algs[native], a, NULL))
+    if (native >= 0 && !has(a, e, native) && !agx_alg_violation(&t->algs[native], a, NULL))
         e->cand[e->ncand++] = (short)native;
 }
 

@@ -6,7 +6,8 @@
  * loses, cut at its first look), the winner kept afterwards, floating-point reductions left to the
  * default's choice under AGX_ADAPT=1 (the same bits at every call), learning under =any,
  * alltoallv settled on the library's call and re-checked, and on two ranks no window for
- * allgather(v) and alltoallv (the library's call at every call).
+ * allgather(v) and alltoallv (the library's call at every call) and an allreduce's window
+ * without the algorithms that send the same one exchange there timed twice.
  *   AGX_ADAPT=1|any test_adapt [--seed S]
  */
 #include "callgen.h"
@@ -154,6 +155,27 @@ int main(int argc, char **argv)
             EXPECT(!strcmp(name, "native"), "%s on 2 ranks, call %d: ran %s, not the library's (no window there)",
                    agx_op_name((agx_op)c.op), i, name);
         }
+    /* an integer allreduce on two ranks keeps its window, without timing twice what sends
+     * the same one exchange (same_on_two: dissemination, dissemination_radix,
+     * recursive_doubling); more than one candidate runs in it */
+    int ran[64] = {0}, twins = 0, kinds = 0, nalg = agx_algorithm_count(AGX_OP_ALLREDUCE, AGX_KIND_INTRA);
+    for (int i = 0; i < window && psize == 2; i++) {
+        int v[2] = {prank + i, 1}, w[2] = {0, 0};
+        EXPECT(agx_allreduce(v, w, 2, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1] == 2,
+               "allreduce on 2 ranks, call %d: %d %d", i, w[0], w[1]);
+        agx_comm_last_algorithm(pair, AGX_OP_ALLREDUCE, &name);
+        for (int k = 0; k < nalg && k < 64; k++) {
+            const char *nm;
+            agx_algorithm_info(AGX_OP_ALLREDUCE, AGX_KIND_INTRA, k, &nm, NULL);
+            if (!strcmp(nm, name) && !ran[k]++) {
+                kinds++;
+                twins += !strcmp(nm, "dissemination") || !strcmp(nm, "dissemination_radix") ||
+                         !strcmp(nm, "recursive_doubling");
+            }
+        }
+    }
+    EXPECT(psize < 2 || (twins <= 1 && kinds > 1), "allreduce on 2 ranks: %d algorithms ran in the window, %d of "
+           "them one exchange alike (at most 1)", kinds, twins);
     cg_slot_free(&s2);
     MPI_Comm_free(&pair);
     int tot[2], mine[2] = {fails + bad, errs};
