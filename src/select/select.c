@@ -112,11 +112,13 @@ static int file_or_default(agx_args *a, int *index)
                              getenv("AGX_ADAPT"));
         int rule = *index;
         *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
-        const char *why = a->learn           ? "learning on the run"
-                          : *index == rule     ? "default rule"
-                          : agx_learn_pair(a) ? "AGX_ADAPT: on 2 ranks one exchange, untimed"
-                                              : "AGX_ADAPT: learned on the run";
-        verbose(a, *index, why, NULL);
+        if (verbose_on()) /* the reason's tests only for the report: not on every call */
+            verbose(a, *index,
+                    a->learn            ? "learning on the run"
+                    : *index == rule    ? "default rule"
+                    : agx_learn_pair(a) ? "AGX_ADAPT: on 2 ranks one exchange, untimed"
+                                        : "AGX_ADAPT: learned on the run",
+                    NULL);
         return MPI_SUCCESS;
     }
     const agx_alg *alg = agx_call_alg(a, row->kidx[a->kind]);

@@ -24,18 +24,25 @@ static int rank, size, fails;
         }                                                                                   \
     } while (0)
 
+/* The index of op's intra algorithm name in its table, -1 if none. */
+static int alg_index(agx_op op, const char *name)
+{
+    int n = agx_algorithm_count(op, AGX_KIND_INTRA), idx = -1;
+    for (int i = 0; i < n; i++) {
+        const char *s;
+        agx_algorithm_info(op, AGX_KIND_INTRA, i, &s, NULL);
+        if (!strcmp(s, name))
+            idx = i;
+    }
+    return idx;
+}
+
 /* The algorithm the last call of op ran on comm, as its index in the table; every rank's
  * must be the same (one allreduce of the index and its negation). */
 static int same_everywhere(MPI_Comm comm, agx_op op, const char **name)
 {
     agx_comm_last_algorithm(comm, op, name);
-    int n = agx_algorithm_count(op, AGX_KIND_INTRA), idx = -1, v[2], w[2];
-    for (int i = 0; i < n; i++) {
-        const char *s;
-        agx_algorithm_info(op, AGX_KIND_INTRA, i, &s, NULL);
-        if (!strcmp(s, *name))
-            idx = i;
-    }
+    int idx = alg_index(op, *name), v[2], w[2];
     v[0] = idx, v[1] = -idx;
     MPI_Allreduce(v, w, 2, MPI_INT, MPI_MAX, comm);
     return w[0] == -w[1];
@@ -158,20 +165,17 @@ int main(int argc, char **argv)
     /* an integer allreduce on two ranks keeps its window, without timing twice what sends
      * the same one exchange (same_on_two: dissemination, dissemination_radix,
      * recursive_doubling); more than one candidate runs in it */
-    int ran[64] = {0}, twins = 0, kinds = 0, nalg = agx_algorithm_count(AGX_OP_ALLREDUCE, AGX_KIND_INTRA);
+    int ran[64] = {0}, twins = 0, kinds = 0;
     for (int i = 0; i < window && psize == 2; i++) {
         int v[2] = {prank + i, 1}, w[2] = {0, 0};
         EXPECT(agx_allreduce(v, w, 2, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1] == 2,
                "allreduce on 2 ranks, call %d: %d %d", i, w[0], w[1]);
         agx_comm_last_algorithm(pair, AGX_OP_ALLREDUCE, &name);
-        for (int k = 0; k < nalg && k < 64; k++) {
-            const char *nm;
-            agx_algorithm_info(AGX_OP_ALLREDUCE, AGX_KIND_INTRA, k, &nm, NULL);
-            if (!strcmp(nm, name) && !ran[k]++) {
-                kinds++;
-                twins += !strcmp(nm, "dissemination") || !strcmp(nm, "dissemination_radix") ||
-                         !strcmp(nm, "recursive_doubling");
-            }
+        int k = alg_index(AGX_OP_ALLREDUCE, name);
+        if (k >= 0 && k < 64 && !ran[k]++) {
+            kinds++;
+            twins += !strcmp(name, "dissemination") || !strcmp(name, "dissemination_radix") ||
+                     !strcmp(name, "recursive_doubling");
         }
     }
     EXPECT(psize < 2 || (twins <= 1 && kinds > 1), "allreduce on 2 ranks: %d algorithms ran in the window, %d of "
