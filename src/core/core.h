@@ -73,6 +73,7 @@ struct agx_ctx {
     int rank, p;
     agx_regions *reg;          /* regions (AGX_REGION_SIZE / AGX_REGIONS or shared-memory
                                 * nodes), NULL until an algorithm or the counters need them */
+    int reg_nodes;             /* reg came from MPI_COMM_TYPE_SHARED: each region shares memory */
     agx_cached *cache;         /* schedules cached per (algorithm, shape) */
     struct agx_shm *shm[2];    /* node-shared segments (src/core/shm.c), by AGX_SHM_*, NULL
                                 * until used */
@@ -119,7 +120,9 @@ typedef struct agx_hold {
  * for every rank of the region). */
 typedef struct agx_shm {
     MPI_Comm node, lane;
-    MPI_Win win;               /* MPI_WIN_NULL until a segment exists */
+    MPI_Win win;               /* the segment's MPI-3 shared window, or MPI_WIN_NULL (none yet,
+                                * or a POSIX segment: mapped != 0) */
+    size_t mapped;             /* a POSIX segment's mapped bytes (shm_open + mmap), or 0 */
     char *base;
     size_t size;
     int usable;                /* every region shares memory (agreed) */

@@ -69,6 +69,7 @@ int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out)
         goto fn_exit;
     }
     ctx->reg = R;
+    ctx->reg_nodes = o == 0;
     R = NULL;
     *out = ctx->reg;
 fn_exit:

@@ -13,8 +13,10 @@
 #include "agx.h"
 #include "mpitest.h"
 
+#include <glob.h>
 #include <math.h>
 #include <stdint.h>
+#include <unistd.h>
 
 static int rank, size, passed, failed;
 static MPI_Comm comm; /* where the cases run: MPI_COMM_WORLD, or a duplicate with emulated regions */
@@ -258,6 +260,21 @@ static void node_cases(unsigned seed, int quick)
     comm = MPI_COMM_WORLD;
 }
 
+/* dissemination_shm's POSIX segments are unlinked once mapped: none of the names this
+ * rank made (/dev/shm/agx.PID.N) is left while the segments are still in use. */
+static void leftover_segments(void)
+{
+    char pat[64];
+    glob_t g;
+    snprintf(pat, sizeof pat, "/dev/shm/agx.%d.*", (int)getpid());
+    int n = glob(pat, 0, NULL, &g) == 0 ? (int)g.gl_pathc : 0;
+    if (n)
+        printf("FAIL rank %d: %d node-shared segment name(s) left, %s first\n", rank, n, g.gl_pathv[0]), failed++;
+    else
+        passed++;
+    globfree(&g);
+}
+
 int main(int argc, char **argv)
 {
     mt_run run;
@@ -299,6 +316,7 @@ int main(int argc, char **argv)
     agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLREDUCE, "auto");
     one(run.seed, "dissemination", C_INT_SUM, 7, 0); /* the default: dissemination for a short exact one */
     one(run.seed, "recursive_doubling", C_DBL_SUM, 7, 1);  /* ... recursive doubling for doubles */
+    leftover_segments();
     MPI_Op_free(&ops[C_MATMUL]);
     MPI_Op_free(&ops[C_USUM]);
     MPI_Type_free(&vec);
