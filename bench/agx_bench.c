@@ -108,6 +108,9 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     long long sb = (long long)sh.mine * sh.unit, rb = sh.total * sh.unit;
     unsigned char *sbuf = malloc(sb ? sb : 1), *rbuf = malloc(rb ? rb : 1);
     int ok = 1, rc = MPI_SUCCESS, have = sbuf && rbuf, all = 0;
+    if (have) /* touched, as a program's data are: the first call (an on-line window's first
+               * turn) times no page faults of the benchmark's fresh buffers */
+        memset(sbuf, 0, sb ? sb : 1), memset(rbuf, 0, rb ? rb : 1);
 
     /* every rank learns whether any could not allocate, so none waits in the collective */
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
