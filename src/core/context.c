@@ -79,12 +79,16 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
         agx_req_flush(ctx); /* an agreement on pcomm follows: the requests' queued collectives first */
         for (int i = 0; i < 2; i++)
             if (want[i] > ctx->scratch_size[i]) {
+                /* at least doubled: the algorithms of one size (an on-line window's
+                 * candidates, each needing a little more) and growing sizes regrow it
+                 * O(log) times, and a fresh buffer's pages fault again when touched */
+                size_t w = want[i] < 2 * ctx->scratch_size[i] ? 2 * ctx->scratch_size[i] : want[i];
                 free(ctx->scratch[i]);
                 ctx->scratch_size[i] = 0;
-                if (!(ctx->scratch[i] = malloc(want[i])))
+                if (!(ctx->scratch[i] = malloc(w)) && !(ctx->scratch[i] = malloc(w = want[i])))
                     mine = agx_error(MPI_ERR_NO_MEM, "%s: no memory for %zu bytes of scratch", fn, want[i]);
                 else
-                    ctx->scratch_size[i] = want[i];
+                    ctx->scratch_size[i] = w;
             }
         int rc = agx_agree(comm, ctx->rank, mine, NULL, 0, fn, "could not allocate scratch");
         if (rc != MPI_SUCCESS) { /* every rank drops both: the sizes stay equal everywhere */
