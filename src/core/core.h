@@ -115,9 +115,10 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
 typedef struct agx_hold {
     struct agx_shm *m;
 } agx_hold;
-/* A node-shared segment (src/core/shm.c): node = the region's ranks, lane = the ranks of
- * the same index in every region (ordered by region), base = the segment (the same memory
- * for every rank of the region). */
+/* A node-shared segment (src/core/shm.c): node = the region's ranks (the private
+ * communicator itself, not owned, where one region holds them all), lane = the ranks of
+ * the same index in every region (ordered by region; MPI_COMM_NULL with one region), base
+ * = the segment (the same memory for every rank of the region). */
 typedef struct agx_shm {
     MPI_Comm node, lane;
     MPI_Win win;               /* the segment's MPI-3 shared window, or MPI_WIN_NULL (none yet,

@@ -51,7 +51,7 @@
 static int lane_allreduce(const agx_args *a, const agx_shm *m, void *block, int count)
 {
     int lanes;
-    if (MPI_Comm_size(m->lane, &lanes) == MPI_SUCCESS && lanes == 1)
+    if (m->lane == MPI_COMM_NULL || (MPI_Comm_size(m->lane, &lanes) == MPI_SUCCESS && lanes == 1))
         return MPI_SUCCESS; /* one region: nothing to reduce across (and no context for the lane to make) */
     agx_args b = {.op = AGX_OP_ALLREDUCE, .user_comm = m->lane, .alg = a->alg, .u.ar = a->u.ar};
     b.u.ar.sendbuf = MPI_IN_PLACE;
