@@ -17,9 +17,10 @@
  * use; only where the file system has room for all of it now, not a SIGBUS later) and
  * sends its name over the region communicator; every rank maps it; after the agreement
  * that ends the growth (every rank has mapped it) the first rank unlinks the name, so
- * nothing is left behind once the ranks unmap it. A first dissemination_shm call on a new
- * communicator of 2 ranks of Open MPI 4.1 here takes 130-170 us so, 290-450 us with an
- * MPI window (MPI_Win_allocate_shared 90-230 us, MPI_Win_lock_all 60-85 us); a region
+ * nothing is left behind once the ranks unmap it. The first dissemination_shm call on a
+ * new communicator of 2 ranks (Open MPI 4.1, this project's 2-core VM) takes 285 us
+ * median this way, 482 us with an MPI window (MPI_Win_allocate_shared 90-230 us and
+ * MPI_Win_lock_all 60-85 us of it; docs/RESULTS.md, "Node-shared segments"); a region
  * whose first rank cannot create one (or AGX_SHM=mpi) uses an MPI-3 shared window instead
  * (MPI_Win_allocate_shared, size 0 but at the first rank, an alloc_shared_noncontig hint
  * off, MPI_Win_shared_query for the base, zeroed by the first rank), on which every rank
