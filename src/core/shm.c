@@ -50,7 +50,7 @@
 
 #define AGX_SHM_FLOOR ((size_t)64 << 10) /* a segment's least bytes */
 
-static void drop_window(agx_shm *m)
+static void drop_segment(agx_shm *m)
 {
     if (m->iwin != MPI_WIN_NULL) { /* it exposes the segment: freed first */
         MPI_Win_unlock_all(m->iwin);
@@ -75,7 +75,7 @@ void agx_shm_free(agx_shm *m)
         return;
     if (m->hold) /* an unreleased zero-copy result: its release finds it gone */
         m->hold->m = NULL;
-    drop_window(m);
+    drop_segment(m);
     agx_ntf_drain(m);
     if (m->node != MPI_COMM_NULL && m->node != m->all) /* the private communicator's not ours */
         MPI_Comm_free(&m->node);
@@ -170,6 +170,36 @@ static int posix_map(agx_shm *m, int lrank, size_t bytes, char *name, int *posix
     return MPI_SUCCESS;
 }
 
+/* The fallback: an MPI-3 shared window of `bytes` for the region (collective over
+ * m->node), allocated and zeroed by the first rank, locked (passive target) by every rank. */
+static int window_map(agx_shm *m, int lrank, size_t bytes, const char *fn)
+{
+    int rc, disp;
+    MPI_Aint size;
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "false");
+    rc = MPI_Win_allocate_shared(lrank == 0 ? (MPI_Aint)bytes : 0, 1, info, m->node, &m->base, &m->win);
+    MPI_Info_free(&info);
+    if (rc != MPI_SUCCESS) {
+        m->win = MPI_WIN_NULL;
+        return agx_error(MPI_ERR_NO_MEM, "%s: cannot allocate a node-shared segment of %zu bytes", fn, bytes);
+    }
+    MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN);
+    rc = MPI_Win_shared_query(m->win, 0, &size, &disp, &m->base);
+    if (rc == MPI_SUCCESS && (size_t)size < bytes)
+        rc = agx_error(MPI_ERR_NO_MEM, "%s: shared segment of %ld bytes, %zu asked", fn, (long)size, bytes);
+    if (rc == MPI_SUCCESS && lrank == 0)
+        memset(m->base, 0, bytes); /* before the agreement that ends the growth: no rank uses it earlier */
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
+    if (rc != MPI_SUCCESS) {
+        MPI_Win_free(&m->win);
+        m->win = MPI_WIN_NULL;
+    }
+    return rc;
+}
+
 /* A segment of at least `bytes` (collective over the communicator when it grows). An old
  * MPI window is dropped after a barrier of the region: every rank of the region has left
  * the last call that used it (a rank may still be copying a result out when a faster one
@@ -178,45 +208,21 @@ static int posix_map(agx_shm *m, int lrank, size_t bytes, char *name, int *posix
  * layer's window over it is freed first, collectively: MPI-3.1 Sec. 11.2.5). */
 static int shm_grow(agx_ctx *ctx, agx_shm *m, size_t bytes, const char *fn)
 {
-    int rc, lrank, disp;
-    MPI_Aint size;
-    MPI_Info info = MPI_INFO_NULL;
+    int rc, lrank, posix;
+    char name[64];
     if (m->win != MPI_WIN_NULL)
         PMPI_Barrier(m->node); /* its failure shows in the allocation that follows */
-    drop_window(m);
+    drop_segment(m);
     m->held = 0;
     MPI_Comm_rank(m->node, &lrank);
-    char name[64];
-    int posix;
     rc = posix_map(m, lrank, bytes, name, &posix, fn);
-    if (!posix) {
-        MPI_Info_create(&info);
-        MPI_Info_set(info, "alloc_shared_noncontig", "false");
-        rc = MPI_Win_allocate_shared(lrank == 0 ? (MPI_Aint)bytes : 0, 1, info, m->node, &m->base, &m->win);
-        MPI_Info_free(&info);
-        if (rc == MPI_SUCCESS) {
-            MPI_Win_set_errhandler(m->win, MPI_ERRORS_RETURN);
-            rc = MPI_Win_shared_query(m->win, 0, &size, &disp, &m->base);
-            if (rc == MPI_SUCCESS && (size_t)size < bytes)
-                rc = agx_error(MPI_ERR_NO_MEM, "%s: shared segment of %ld bytes, %zu asked", fn, (long)size, bytes);
-            if (rc == MPI_SUCCESS && lrank == 0)
-                memset(m->base, 0, bytes); /* before the agreement below: no rank uses it earlier */
-            if (rc == MPI_SUCCESS)
-                rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, m->win);
-            if (rc != MPI_SUCCESS) {
-                MPI_Win_free(&m->win);
-                m->win = MPI_WIN_NULL;
-            }
-        } else {
-            m->win = MPI_WIN_NULL;
-            rc = agx_error(MPI_ERR_NO_MEM, "%s: cannot allocate a node-shared segment of %zu bytes", fn, bytes);
-        }
-    }
+    if (!posix)
+        rc = window_map(m, lrank, bytes, fn);
     rc = agx_agree(ctx->pcomm, ctx->rank, rc, NULL, 0, fn, "could not allocate its node-shared segment");
     if (name[0])
         shm_unlink(name); /* every rank of the region has mapped it, or failed and agreed so */
     if (rc != MPI_SUCCESS) {
-        drop_window(m); /* collective over the region: every rank drops it */
+        drop_segment(m); /* collective over the region: every rank drops it */
         return rc;
     }
     m->size = bytes;
