@@ -6,7 +6,7 @@
  * Set-up (first use, collective over the communicator): a region communicator (split by
  * region) and a lane communicator (split by index within the region, ordered by region),
  * or, where one region holds the whole communicator, the private communicator as the
- * region's and no lanes (two MPI_Comm_split saved: 12-80 us each on 2-4 ranks here);
+ * region's and no lanes (two MPI_Comm_split saved);
  * where the regions are not the nodes MPI_COMM_TYPE_SHARED gave (an override),
  * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) on the region communicator tells whether the
  * region's ranks share memory; that is agreed over the whole communicator, so either every
@@ -19,8 +19,7 @@
  * that ends the growth (every rank has mapped it) the first rank unlinks the name, so
  * nothing is left behind once the ranks unmap it. The first dissemination_shm call on a
  * new communicator of 2 ranks (Open MPI 4.1, this project's 2-core VM) takes 285 us
- * median this way, 482 us with an MPI window (MPI_Win_allocate_shared 90-230 us and
- * MPI_Win_lock_all 60-85 us of it; docs/RESULTS.md, "Node-shared segments"); a region
+ * median this way, 482 us with an MPI window (docs/RESULTS.md, "Node-shared segments"); a region
  * whose first rank cannot create one (or AGX_SHM=mpi) uses an MPI-3 shared window instead
  * (MPI_Win_allocate_shared, size 0 but at the first rank, an alloc_shared_noncontig hint
  * off, MPI_Win_shared_query for the base, zeroed by the first rank), on which every rank
