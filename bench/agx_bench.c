@@ -106,19 +106,16 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
     shape sh;
     make_shape(o, rank, nprocs, bytes, &sh);
     long long sb = (long long)sh.mine * sh.unit, rb = sh.total * sh.unit;
-    unsigned char *sbuf = malloc(sb ? sb : 1), *rbuf = malloc(rb ? rb : 1);
+    unsigned char *sbuf = bench_alloc((size_t)sb), *rbuf = bench_alloc((size_t)rb); /* written */
     int ok = 1, rc = MPI_SUCCESS, have = sbuf && rbuf, all = 0;
-    if (have) /* touched, as a program's data are: the first call (an on-line window's first
-               * turn) times no page faults of the benchmark's fresh buffers */
-        memset(sbuf, 0, sb ? sb : 1), memset(rbuf, 0, rb ? rb : 1);
 
     /* every rank learns whether any could not allocate, so none waits in the collective */
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
         if (!have)
             fprintf(stderr, "agx-bench: rank %d cannot allocate %lld + %lld bytes\n", rank, sb, rb);
-        free(sbuf);
-        free(rbuf);
+        bench_free(sbuf, (size_t)sb);
+        bench_free(rbuf, (size_t)rb);
         free_shape(&sh);
         return MPI_ERR_NO_MEM;
     }
@@ -204,8 +201,8 @@ static int run_one(MPI_Comm comm, const options *o, const char *alg, long long b
         rc = MPI_ERR_OTHER;
 fn_exit:
     bench_req_close(&q);
-    free(sbuf);
-    free(rbuf);
+    bench_free(sbuf, (size_t)sb);
+    bench_free(rbuf, (size_t)rb);
     free_shape(&sh);
     return rc;
 }

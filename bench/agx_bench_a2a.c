@@ -86,11 +86,9 @@ static int bufs_make(const a2a_opts *o, long long bytes, a2a_bufs *b)
             b->rc[j] = pair(o, j, rank, bytes), b->rd[j] = (int)b->rn, b->rn += b->rc[j];
         }
     }
-    b->sbuf = malloc((size_t)b->sn + 1);
-    b->rbuf = malloc((size_t)b->rn + 1);
+    b->sbuf = bench_alloc((size_t)b->sn + 1); /* written */
+    b->rbuf = bench_alloc((size_t)b->rn + 1);
     have = b->sc && b->sbuf && b->rbuf && b->sn < (1LL << 31) && b->rn < (1LL << 31);
-    if (have) /* touched, as a program's data are: the first call times no page faults of them */
-        memset(b->sbuf, 0, (size_t)b->sn + 1), memset(b->rbuf, 0, (size_t)b->rn + 1);
     MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD); /* none waits alone */
     if (!have)
         fprintf(stderr, "agx-bench: rank %d cannot allocate %lld + %lld bytes\n", rank, b->sn, b->rn);
@@ -99,7 +97,8 @@ static int bufs_make(const a2a_opts *o, long long bytes, a2a_bufs *b)
 
 static void bufs_free(a2a_bufs *b)
 {
-    free(b->sc), free(b->sbuf), free(b->rbuf);
+    bench_free(b->sbuf, (size_t)b->sn + 1), bench_free(b->rbuf, (size_t)b->rn + 1);
+    free(b->sc);
 }
 
 /* One call (a start of q when it is set; lib: the MPI library's own MPI_Alltoallv, algorithm

@@ -45,6 +45,9 @@ int bench_outputs_writable(const char *csv, const char *json);
 int bench_split(const char *list, char **out, int max);
 /* Iteration times t[0..n) in seconds (sorted in place) -> avg, min, max, p50, p99 in us. */
 void bench_summary(double *t, int n, double out[5]);
+/* a row's buffer: its own mapping, page-aligned, written (bench_util.c) */
+void *bench_alloc(size_t n);
+void bench_free(void *p, size_t n);
 /* OSU's timing columns: Avg(us) alone, or with -f (full) also Min, Max, P50, P99 and Iters;
  * t = avg, min, max, p50, p99 as bench_summary gives them. */
 void bench_time_header(int full);

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <unistd.h>
 #include <math.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,28 @@ int bench_split(const char *list, char **out, int max)
     }
     free(dup);
     return n;
+}
+
+/* A row's buffer of n bytes (1 at least), page-aligned, in a mapping of its own, every page
+ * written: each row of a launch gets the same kind of memory. From malloc, the first row's
+ * large buffers were fresh mappings and, once glibc had raised its mmap threshold on their
+ * free, the later rows' came from the heap, where Open MPI's own MPI_Alltoallv of 256 KiB
+ * pairs on 4 ranks ran 2.3x slower (this VM, 2026-11-27: 505-517 against 223-232 us p50,
+ * `agx-bench alltoallv --pattern uniform --bytes 256K -a mpi,mpi,mpi,mpi`): whichever row
+ * came first won. NULL when the mapping fails. */
+void *bench_alloc(size_t n)
+{
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    memset(p, 0, n ? n : 1); /* touched, as a program's data are: no call times their page faults */
+    return p;
+}
+
+void bench_free(void *p, size_t n)
+{
+    if (p)
+        munmap(p, n ? n : 1);
 }
 
 static int cmp_double(const void *x, const void *y)
