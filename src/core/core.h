@@ -150,7 +150,9 @@ int agx_ctx_shm(agx_ctx *ctx, const agx_regions *R, int which, size_t bytes, agx
 /* Every store before it, on any rank of the region, is visible to loads after it. */
 int agx_shm_sync(const agx_shm *m);
 void agx_shm_free(agx_shm *m);
-/* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm. */
+/* node_of[r] = smallest rank of r's shared-memory node, for every rank of comm (collective:
+ * MPI_Comm_split_type until a map of the whole world taught each process its node, one
+ * allgather after). */
 int agx_node_map(MPI_Comm comm, int **node_of);
 /* The regions of ctx (collective on first use, then cached). */
 int agx_ctx_regions(agx_ctx *ctx, const agx_regions **out);
