@@ -9,7 +9,8 @@
 #   - a file's choice between agx's write, with or without intra-node aggregation, and the
 #     library's is written as a file_write_all row and read back the same way;
 #   - alltoallv settles on the library's call, and a re-check unsettles it for a new class;
-#     its window charges agx's kernels the agreement that a settled call skips.
+#     its window charges agx's kernels the agreement that a settled call skips;
+#   - a class does not look at candidates a near class found far slower than its winner.
 #   adapt_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
@@ -72,5 +73,15 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=$sk AGX_TEST_LEARN_AGREE=5 "${run[
   > "$t/out" 2>&1 && ! grep -q "^agx: alltoallv learned on 3 ranks, .*; runs isend_all" "$t/out" &&
   grep -q "^agx: alltoallv on 3 ranks: the library's own call won every class" "$t/out" ||
   bad "isend_all charged the agreement (AGX_TEST_LEARN_AGREE)"
+# 8. a candidate that a class found far slower than its winner (one rank's clock makes all
+#    but native 1000x slower) gets no look in a class up to 3 size classes away (8 B, then
+#    64 B: the default's choice and native only), and one farther away looks at every one
+ab=("$b/bin/agx-bench" allreduce -i 10 -x 80 -q)
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${ab[@]}" -m 8:64 --factor 8 \
+  > "$t/out" 2>&1 && grep -qE "^agx: allreduce learned on 3 ranks, 64-64 B: [a-z_]+ [0-9.]+ us, native [0-9.]+ us; runs native" \
+  "$t/out" || bad "no look at candidates a near class found far slower"
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${ab[@]}" -m 8:512 --factor 64 \
+  > "$t/out" 2>&1 && grep -qE "^agx: allreduce learned on 3 ranks, 512-512 B: ([a-z_]+ [0-9.]+ us, ){3,}native" \
+  "$t/out" || bad "every candidate looked at where the learned class is far"
 [ $fail = 0 ] && echo "adapt_check: every check passed"
 exit $fail
