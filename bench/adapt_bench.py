@@ -93,7 +93,7 @@ def main():
     ap.add_argument("--sizes", default="8:1M")
     ap.add_argument("--a2a-bytes", default="8,64,512,4K,32K,256K")
     ap.add_argument("-i", "--iterations", type=int, default=100)
-    ap.add_argument("-x", "--warmup", type=int, default=80)  # > a learning window (72 calls at most)
+    ap.add_argument("-x", "--warmup", type=int, default=96)  # > a learning window (88 calls at most)
     ap.add_argument("--out", default="adapt_bench")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -10,7 +10,8 @@
 #     library's is written as a file_write_all row and read back the same way;
 #   - alltoallv settles on the library's call, and a re-check unsettles it for a new class;
 #     its window charges agx's kernels the agreement that a settled call skips;
-#   - a class does not look at candidates a near class found far slower than its winner.
+#   - a class does not look at candidates a near class found far slower than its winner;
+#   - a kernel that beats the library's call must beat it again in a rematch.
 #   adapt_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
@@ -18,7 +19,7 @@ run=("$src/tools/agxrun" --timeout 120)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -15; fail=1; }
-bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 80 -q -c) # -x: a window (72 calls)
+bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 96 -q -c) # -x: a window (88 calls)
 
 # 1. learning said, and written
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_OUT="$t/learned.json" "${run[@]}" -n 4 "${bench[@]}" > "$t/out" 2>&1 &&
@@ -76,12 +77,27 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=$sk AGX_TEST_LEARN_AGREE=5 "${run[
 # 8. a candidate that a class found far slower than its winner (one rank's clock makes all
 #    but native 1000x slower) gets no look in a class up to 3 size classes away (8 B, then
 #    64 B: the default's choice and native only), and one farther away looks at every one
-ab=("$b/bin/agx-bench" allreduce -i 10 -x 80 -q)
+ab=("$b/bin/agx-bench" allreduce -i 10 -x 96 -q)
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${ab[@]}" -m 8:64 --factor 8 \
   > "$t/out" 2>&1 && grep -qE "^agx: allreduce learned on 3 ranks, 64-64 B: [a-z_]+ [0-9.]+ us, native [0-9.]+ us; runs native" \
   "$t/out" || bad "no look at candidates a near class found far slower"
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${ab[@]}" -m 8:512 --factor 64 \
   > "$t/out" 2>&1 && grep -qE "^agx: allreduce learned on 3 ranks, 512-512 B: ([a-z_]+ [0-9.]+ us, ){3,}native" \
   "$t/out" || bad "every candidate looked at where the learned class is far"
+# 9. a kernel that beats the library's call by less than 2x meets it again in a rematch, and
+#    keeps the class only if it wins that too: one rank's clock makes all but bruck 1000x
+#    slower, so bruck wins; with ":flip" it makes bruck alone 1000x slower in the rematch,
+#    so native does where a rematch is run (AGX_TEST_LEARN_CLEAR: whatever the margin), and
+#    bruck keeps the class where it won by more than 2x (no rematch, the default)
+ag=("$b/bin/agx-bench" allgather -m 8 -i 10 -x 96 -q)
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:bruck AGX_TEST_LEARN_CLEAR=1e9 "${run[@]}" -n 3 "${ag[@]}" \
+  > "$t/out" 2>&1 && grep -qE "^agx: allgather learned on 3 ranks, 24-24 B: .*; runs bruck" "$t/out" ||
+  bad "bruck timed fastest twice"
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:bruck:flip AGX_TEST_LEARN_CLEAR=1e9 "${run[@]}" -n 3 "${ag[@]}" \
+  > "$t/out" 2>&1 && grep -qE "^agx: allgather learned on 3 ranks, 24-24 B: .*bruck [0-9]{4,}\.[0-9]+ us; runs native" \
+  "$t/out" || bad "the library's call wins the rematch"
+AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:bruck:flip "${run[@]}" -n 3 "${ag[@]}" > "$t/out" 2>&1 &&
+  grep -qE "^agx: allgather learned on 3 ranks, 24-24 B: .*; runs bruck" "$t/out" ||
+  bad "no rematch for a winner by more than 2x"
 [ $fail = 0 ] && echo "adapt_check: every check passed"
 exit $fail

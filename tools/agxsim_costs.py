@@ -82,7 +82,7 @@ def learned(build, out, n=16, ppn=16):
     for model, b in LEARN_SHAPES:
         tag = f"learn-{model}-{b}"
         rows = loc_run(build, out, n, ppn, ["auto"], f"{b}:{b}", tag, model=model, env={"AGX_ADAPT": "1"},
-                       warmup=80) or []
+                       warmup=96) or []
         algs = loc_run(build, out, n, ppn, ["loc_bruck", "multilane"], f"{b}:{b}", f"{tag}-algs", model=model) or []
         best = min(algs, key=lambda r: float(r["avg_us"]), default=None)
         for r in rows:

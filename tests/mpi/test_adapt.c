@@ -59,7 +59,7 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     slot_t s;
     cg_slot_init(&s, size);
-    int bad = 0, errs = 0, window = 72; /* >= a window: 8 candidates x 3 rounds, then 3 x 4, 2 calls a turn (select.h) */
+    int bad = 0, errs = 0, window = 88; /* >= a window: 8 candidates x 3 rounds, then 3 x 4, then a rematch of 2 x 4, 2 calls a turn (select.h) */
     static const long long counts[] = {2, 100, 3000};
     unsigned t = 0;
     for (int o = 0; o < 4; o++)
