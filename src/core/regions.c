@@ -25,8 +25,8 @@ static void node_forget(void)
     my_node = -1;
 }
 
-/* world[i] = the MPI_COMM_WORLD rank of comm's rank i; 0 when a member is not in this
- * process's world (spawned or connected processes: then every member finds one outside
+/* world[i] = the MPI_COMM_WORLD rank of comm's rank i; returns 0 when a member is not in
+ * this process's world (spawned or connected processes: then every member finds one outside
  * its own world, so all of them contribute -1 and the map is split as before). */
 static int world_ranks(MPI_Comm comm, int p, int *world)
 {
@@ -95,20 +95,13 @@ int agx_node_map(MPI_Comm comm, int **node_of)
         free(map), free(world);
         return MPI_ERR_NO_MEM;
     }
-    int inworld = world_ranks(comm, p, world), whole = inworld && p == wsize, mine = inworld ? my_node : -1;
-    int all = 0, level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    /* The nodes as ids, where every member knows its own: the same answer on every rank.
-     * On the whole world, with one thread in MPI at a time, every member learned its id at
-     * the same earlier map or none did, so an unknown one needs no allgather to say so;
-     * with MPI_THREAD_MULTIPLE another thread of a member may be inside that map still. */
-    rc = MPI_SUCCESS;
-    if (mine >= 0 || !whole || level == MPI_THREAD_MULTIPLE) {
-        rc = PMPI_Allgather(&mine, 1, MPI_INT, map, 1, MPI_INT, comm);
-        all = 1;
-        for (int i = 0; rc == MPI_SUCCESS && i < p; i++)
-            all &= map[i] >= 0;
-    }
+    int inworld = world_ranks(comm, p, world), whole = inworld && p == wsize, mine = inworld ? my_node : -1, all = 1;
+    /* The nodes as ids where every member knows its own (one -1 anywhere: the split), the
+     * same answer on every rank, whatever each one learned before (a member whose earlier
+     * map failed, another thread of it still inside one) */
+    rc = PMPI_Allgather(&mine, 1, MPI_INT, map, 1, MPI_INT, comm);
+    for (int i = 0; rc == MPI_SUCCESS && i < p; i++)
+        all &= map[i] >= 0;
     if (rc == MPI_SUCCESS)
         rc = all ? map_of_ids(map, p, map) : split_map(comm, rank, map);
     if (rc == MPI_SUCCESS && !all && whole) { /* the whole world: my node's id */
