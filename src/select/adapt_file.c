@@ -307,10 +307,12 @@ void agx_flearn_done(agx_flearn *L, int valid)
         return;
     int i = -2 - L->pend;
     L->pend = -1;
+    L->c[i].turns++; /* on every rank, as the call ran (a call the library failed on one
+                      * rank only: its sample is dropped at the next reduction, its turn
+                      * is not, so the ranks' next turns stay alike) */
     if (valid) {
         double t = fixed(L->pend_cand);
         L->dt = (t >= 0 ? t : MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
-        L->c[i].turns++;
     }
 }
 
