@@ -97,22 +97,9 @@ void agx_file_unmap(MPI_Offset *off, long long cap)
 
 /* The engine's way into the file (collective): opened at the first call agx takes, on
  * every rank or on none. A POSIX descriptor of the very file where every rank has one
- * (file_posix.c); else a second handle (the shadow): read-only for a file opened so, else
- * read-write where every rank can (data sieving reads, collective reads), else
- * write-only. */
-static int posix_as(agx_file *f)
-{
-    int readable = 0, fd = agx_posix_open(f->path, &f->id, f->amode & MPI_MODE_RDONLY, &readable);
-    long long v[2] = {fd < 0, !readable}; /* any rank without one; any that cannot read */
-    if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 2, "open", "") != MPI_SUCCESS || v[0]) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    f->pfd = fd, f->shadow_reads = !v[1];
-    return 1;
-}
-
+ * (opened and agreed at open: file_mpi.c); else a second handle (the shadow): read-only
+ * for a file opened so, else read-write where every rank can (data sieving reads,
+ * collective reads), else write-only. */
 static int shadow_as(agx_file *f, int mode)
 {
     int ok = PMPI_File_open(f->comm, f->path, mode, MPI_INFO_NULL, &f->shadow) == MPI_SUCCESS;
@@ -134,7 +121,7 @@ int agx_file_shadow(agx_file *f, int reading)
     agx_sel *sel;
     if (!f->shadow_state) /* the engine's context on the file's communicator, set up with it */
         agx_ctx_ready(f->comm, &ctx, &sel);
-    if (!f->shadow_state && (posix_as(f) || (ro && shadow_as(f, MPI_MODE_RDONLY)) ||
+    if (!f->shadow_state && (f->pfd >= 0 || (ro && shadow_as(f, MPI_MODE_RDONLY)) ||
                              (!ro && (shadow_as(f, MPI_MODE_RDWR) || shadow_as(f, MPI_MODE_WRONLY))))) {
         f->shadow_state = 1;
         agx_file_tell(f, 16, 1, "agx's engine %s the file through %s",

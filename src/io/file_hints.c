@@ -48,18 +48,21 @@ static void read_hints(agx_file *f, MPI_Info info, int cb[2])
     }
 }
 
-/* Hints read and agreed (collective over f->comm), with whether every rank has its record
- * (`ok`): ranks whose hints differ or a rank without memory for agx's state leave the
- * file to the library on every rank; romio_cb_write=disable (romio_cb_read) its writes
- * (reads). */
-void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok)
+/* Hints read and agreed (collective over comm: open's, or the file's at set_info), with
+ * whether every rank has its record (`ok`) and n more values (`more`, their maxima come
+ * back): ranks whose hints differ or a rank without memory for agx's state leave the file
+ * to the library on every rank; romio_cb_write=disable (romio_cb_read) its writes
+ * (reads). The agreement's error (then `more` is not agreed). */
+int agx_file_agree_hints(agx_file *f, MPI_Comm comm, MPI_Info info, int ok, long long *more, int n)
 {
-    int cb[2];
+    int cb[2], rc;
     read_hints(f, info, cb);
     unsigned long long x = agx_tp_hints_hash(&f->dir[0].h) ^ (agx_tp_hints_hash(&f->dir[1].h) * 3);
-    long long h = (long long)(x >> 1) ^ ((cb[0] < 0) | (cb[1] < 0) << 1), v[3] = {h, -h, !ok};
+    long long h = (long long)(x >> 1) ^ ((cb[0] < 0) | (cb[1] < 0) << 1), v[AGX_AGREE_MAX] = {h, -h, !ok};
+    for (int i = 0; i < n && 3 + i < AGX_AGREE_MAX; i++)
+        v[3 + i] = more[i];
     f->dir[0].hint_off = f->dir[1].hint_off = NULL;
-    if (agx_agree(f->comm, 0, MPI_SUCCESS, v, 3, "MPI_File_open", "") != MPI_SUCCESS)
+    if ((rc = agx_agree(comm, 0, MPI_SUCCESS, v, 3 + n, "MPI_File_open", "")) != MPI_SUCCESS)
         f->hints_why = "the hints could not be compared";
     else if (v[2]) /* for good: that rank keeps no state, so no later agreement */
         f->hints_why = "a rank had no memory for agx's state of the file", f->lost = 1;
@@ -70,4 +73,7 @@ void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok)
         f->dir[0].hint_off = cb[0] < 0 ? "romio_cb_write=disable" : NULL;
         f->dir[1].hint_off = cb[1] < 0 ? "romio_cb_read=disable" : NULL;
     }
+    for (int i = 0; i < n && 3 + i < AGX_AGREE_MAX; i++)
+        more[i] = v[3 + i];
+    return rc;
 }

@@ -4,17 +4,19 @@
  * write_all / write_at_all / read_all / read_at_all / close onto them). This file keeps
  * the handles' state; file_access.c runs the calls. docs/algorithms.md, "MPI-IO drop-in".
  *
- *   open      the library opens the file; agx keeps, per handle, a duplicate of the
- *             communicator, the path, the mode and the hints of the caller's info (agreed:
- *             ranks whose hints differ leave the file to the library). Not taken at all:
+ *   open      the library opens the file; agx keeps, per handle, a communicator (a
+ *             duplicate of open's, perhaps kept from an earlier file: file_comm.c), the
+ *             path, the mode, the engine's POSIX descriptor and the hints of the caller's
+ *             info (agreed in one reduction: ranks whose hints differ leave the file to
+ *             the library). Not taken at all:
  *             an inter-communicator, MPI_MODE_SEQUENTIAL; writes not taken: MPI_MODE_RDONLY,
  *             romio_cb_write=disable; reads not taken: MPI_MODE_WRONLY,
  *             romio_cb_read=disable.
  *   set_view  the library sets the view; agx flattens the file type (file_flat.c) and
  *             keeps the displacement and the etype's size.
- *   close     both handles closed (the user's and agx's default-view one), agx's state
- *             freed. Every other call (the split forms, independent I/O) stays the
- *             library's.
+ *   close     the user's handle, agx's default-view one or descriptor closed, the
+ *             communicator kept for the next file (or freed), agx's state freed.
+ *             Every other call (the split forms, independent I/O) stays the library's.
  */
 #include "twophase.h"
 
@@ -94,6 +96,33 @@ void agx_file_tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
     fprintf(stderr, "agx: %s (rank %d): %s\n", f->path ? f->path : "a file", rank, msg);
 }
 
+/* The engine's communicator and descriptor, agreed with the hints in one reduction on
+ * open's communicator (file_comm.c: a kept duplicate where every rank has the same);
+ * a new duplicate is checked by one more. The descriptor is opened here so that the
+ * engine's first call needs no agreement of its own. */
+static void engine_setup(agx_file *f, MPI_Comm comm, MPI_Info info, int ok)
+{
+    long long v[6];
+    int slot, readable = 0, fd = agx_posix_open(f->path ? f->path : "", &f->id, f->amode & MPI_MODE_RDONLY, &readable);
+    agx_file_comm_offer(comm, v, &slot);
+    v[4] = fd < 0, v[5] = !readable; /* any rank without one; any that cannot read */
+    int use = agx_file_agree_hints(f, comm, info, ok, v, 6) == MPI_SUCCESS && !f->lost;
+    if (agx_file_comm_take(comm, v, slot, use, &f->comm))
+        agx_file_tell(f, 17, 1, "agx's engine communicates on a duplicate kept from an earlier file on these ranks");
+    else if (use) { /* a new duplicate, on every rank? */
+        long long failed = f->comm == MPI_COMM_NULL || agx_ctx_private(f->comm) != MPI_SUCCESS;
+        if (agx_agree(comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_open", "") != MPI_SUCCESS || failed) {
+            if (f->comm != MPI_COMM_NULL)
+                agx_file_comm_give(&f->comm);
+            f->hints_why = "no communicator for agx's engine on every rank", f->lost = 1, use = 0;
+        }
+    }
+    if (use && !v[4])
+        f->pfd = fd, f->shadow_reads = !v[5];
+    else if (fd >= 0)
+        close(fd);
+}
+
 int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     int rc = PMPI_File_open(comm, filename, amode, info, fh), inter = 1;
@@ -107,15 +136,8 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
     agx_posix_id(filename, &f->id); /* the file the library has just opened */
     f->default_view = f->native_rep = f->flat_ok = 1, f->etype_size = 1;
     PMPI_Comm_test_inter(comm, &inter);
-    const char *why = NULL; /* the same on every rank, as amode is */
-    if (inter)
-        why = "opened on an inter-communicator";
-    else if (amode & MPI_MODE_SEQUENTIAL)
-        why = "MPI_MODE_SEQUENTIAL";
-    else if (PMPI_Comm_dup(comm, &f->comm) != MPI_SUCCESS)
-        why = "no communicator", f->comm = MPI_COMM_NULL;
-    else if (agx_ctx_private(f->comm) != MPI_SUCCESS) /* agx's own: the engine's context */
-        ok = 0; /* communicates on it, no second duplicate; a rank without it: agreed below */
+    const char *why = inter ? "opened on an inter-communicator" /* the same on every rank, as amode is */
+                      : amode & MPI_MODE_SEQUENTIAL ? "MPI_MODE_SEQUENTIAL" : NULL;
     f->dir[0].why = why ? why : amode & MPI_MODE_RDONLY ? "opened read-only" : NULL;
     f->dir[1].why = why ? why : amode & MPI_MODE_WRONLY ? "opened write-only" : NULL;
     int p = 1;
@@ -124,15 +146,11 @@ int agx_mpi_file_open(MPI_Comm comm, const char *filename, int amode, MPI_Info i
         agx_flearn_init(&f->dir[d].learn, p, d);
     if (ok)
         ok = (f->path = strdup(filename)) != NULL && !insert(f);
-    if (f->comm != MPI_COMM_NULL)
-        agx_file_agree_hints(f, info, ok);
-    if (!ok) {
-        if (f->comm != MPI_COMM_NULL)
-            PMPI_Comm_free(&f->comm);
-        if (f != &tmp) {
-            free(f->path);
-            free(f);
-        }
+    if (!why)
+        engine_setup(f, comm, info, ok);
+    if (!ok && f != &tmp) { /* every rank left it to the library (agreed above) */
+        free(f->path);
+        free(f);
     }
     return MPI_SUCCESS;
 }
@@ -142,7 +160,7 @@ int agx_mpi_file_set_info(MPI_File fh, MPI_Info info)
     int rc = PMPI_File_set_info(fh, info);
     agx_file *f = agx_file_find(fh);
     if (rc == MPI_SUCCESS && f && f->comm != MPI_COMM_NULL && !f->lost) /* collective, as set_info is */
-        agx_file_agree_hints(f, info, 1);
+        agx_file_agree_hints(f, f->comm, info, 1, NULL, 0);
     return rc;
 }
 
@@ -204,7 +222,7 @@ int agx_mpi_file_close(MPI_File *fh)
         if (f->pfd >= 0)
             close(f->pfd);
         if (f->comm != MPI_COMM_NULL)
-            PMPI_Comm_free(&f->comm);
+            agx_file_comm_give(&f->comm); /* kept for the next file on these ranks */
         drop(f);
     }
     return PMPI_File_close(fh);

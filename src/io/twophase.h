@@ -240,7 +240,8 @@ typedef struct {
     MPI_File fh, shadow;       /* the user's handle; agx's default-view handle */
     agx_posix_file id;         /* the file, for the engine's own descriptor */
     int pfd;                   /* that descriptor (-1: none; then the shadow handle) */
-    MPI_Comm comm;             /* a duplicate of open's communicator (MPI_COMM_NULL: none) */
+    MPI_Comm comm;             /* a duplicate of open's communicator, perhaps kept from an
+                                * earlier file (file_comm.c; MPI_COMM_NULL: none) */
     char *path;
     int amode;
     const char *hints_why;     /* non-NULL: every call goes to the library (the hints could
@@ -259,9 +260,19 @@ typedef struct {
     int spans;                 /* AGX_ADAPT: 1 its ranks span nodes, two or more on one: the
                                 * engine with node aggregation is timed too; -1 not; 0 unknown */
 } agx_file;
-/* Hints read from info and agreed (collective over f->comm), with whether every rank has
- * its record (`ok`); a disagreement leaves the file to the library on every rank. */
-void agx_file_agree_hints(agx_file *f, MPI_Info info, int ok);
+/* Hints read from info and agreed (collective over comm: open's, or the file's), with
+ * whether every rank has its record (`ok`) and n more values agreed (MAX) in the same
+ * reduction; a disagreement leaves the file to the library on every rank. The
+ * agreement's error. */
+int agx_file_agree_hints(agx_file *f, MPI_Comm comm, MPI_Info info, int ok, long long *more, int n);
+/* file_comm.c: the engine's communicator of a file opened on comm, a kept duplicate where
+ * every rank has the same. offer: this rank's candidate claimed (*slot), v[0..4) to agree
+ * (MAX); take (after the agreement; use: 0 when no rank needs one): 1 the kept one, 0 a
+ * new duplicate (MPI_COMM_NULL where it failed), kept for later files where every rank
+ * has room; give: at close, kept or freed. */
+void agx_file_comm_offer(MPI_Comm comm, long long v[4], int *slot);
+int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, MPI_Comm *out);
+void agx_file_comm_give(MPI_Comm *c);
 /* file_mpi.c: the state of a handle (NULL: not agx's); AGX_VERBOSE's line for a reason
  * (bit: said once per file; all_ranks: only rank 0 of the file says it). */
 agx_file *agx_file_find(MPI_File fh);
