@@ -9,8 +9,10 @@
 # 0's engine time by phase (metadata, data exchange, file calls, the rest: KangRoss20
 # Fig. 5; AGX_VERBOSE's line at close) under the two rows. ENGINE_ENV (default AGX_ADAPT=0)
 # is the third column's environment: ENGINE_ENV=AGX_IO_POSIX=0 compares the engine's own
-# file descriptor with a second MPI handle of the file.
-#   [PHASES=1] [ENGINE_ENV=VAR=VALUE] bench/pnetcdf_bench.sh BUILD [SCALE] [REPS] [NPS] [WORKLOADS]
+# file descriptor with a second MPI handle of the file. BASE=DIR (another build, e.g. an
+# earlier commit's) replaces the third column with that build's preload as users run it,
+# in the same alternation: a change measured side by side.
+#   [PHASES=1] [ENGINE_ENV=VAR=VALUE] [BASE=DIR] bench/pnetcdf_bench.sh BUILD [SCALE] [REPS] [NPS] [WORKLOADS]
 #   (BTIO refuses scale 64)
 set -uo pipefail
 b=$(realpath "$1") scale=${2:-8} reps=${3:-5} nps=${4:-"4 8 16"} workloads=${5:-"e3sm flash btio"}
@@ -20,8 +22,9 @@ t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 med() { sort -g | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
         printf "%.1f (%.1f-%.1f)", m * 1e3, v[1] * 1e3, v[NR] * 1e3}'; }
 printf "# %s, %s, scale %s, %s runs each; ms: median (min-max)\n" "$(date -u +%F)" "$(hostname)" "$scale" "$reps"
-printf "# third column: %s\n" "${ENGINE_ENV:-AGX_ADAPT=0}"
-printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" io workload op p plain agx agx_engine plain/agx plain/eng
+base=${BASE:+$(realpath "$BASE")}
+printf "# third column: %s\n" "${base:+preload of $base}${base:-${ENGINE_ENV:-AGX_ADAPT=0}}"
+printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" io workload op p plain agx "${base:+agx_base}${base:-agx_engine}" plain/agx "${base:+plain/base}${base:-plain/eng}"
 times() { sed -n 's/.*write_s=\([0-9.]*\) read_s=\([0-9.]*\).*/\1 \2/p'; }
 for io in ompio romio321; do
   for w in $workloads; do
@@ -31,8 +34,13 @@ for io in ompio romio321; do
         OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 "$app" "$w" "$t/f.nc" "$scale" | times >> "$t/p"
         OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" "$app" "$w" "$t/f.nc" "$scale" |
           times >> "$t/a"
-        env "${ENGINE_ENV:-AGX_ADAPT=0}" OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" \
-          "$app" "$w" "$t/f.nc" "$scale" | times >> "$t/e"
+        if [ -n "$base" ]; then
+          OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$base/lib/libagx-preload.so" "$app" \
+            "$w" "$t/f.nc" "$scale" | times >> "$t/e"
+        else
+          env "${ENGINE_ENV:-AGX_ADAPT=0}" OMPI_MCA_io=$io "$src/tools/agxrun" -n "$n" --timeout 300 --preload "$lib" \
+            "$app" "$w" "$t/f.nc" "$scale" | times >> "$t/e"
+        fi
       done
       for col in 1 2; do
         op=write; [ $col = 2 ] && op=read
