@@ -13,11 +13,14 @@
  * offered the same; else every rank duplicates anew. A kept duplicate's id is agreed when
  * it is made (the largest of the ranks' next ids), so one id names one communicator on
  * every rank of it. Up to KEPT per process; the rest are freed at close; the kept ones at
- * MPI_Finalize.
+ * MPI_Finalize. A kept duplicate also keeps what its last file's decided calls left
+ * (AGX_ADAPT: agx_flearn_carry), so that a program writing a file per step settles once,
+ * not in every file: every rank of it made the same agreed calls on it.
  */
 #include "twophase.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #define KEPT 4
 
@@ -26,6 +29,7 @@ static struct {
     MPI_Comm comm;
     long long id;
     int busy;
+    agx_flearn_carry carry[2]; /* what its last file's writes and reads left (AGX_ADAPT) */
 } kept[KEPT];
 static int nkept;
 static long long next_id;
@@ -53,11 +57,14 @@ void agx_file_comm_offer(MPI_Comm comm, long long v[4], int *slot)
     pthread_mutex_unlock(&mu);
 }
 
-int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, MPI_Comm *out)
+int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, MPI_Comm *out,
+                       agx_flearn_carry carry[2])
 {
     *out = MPI_COMM_NULL;
+    memset(carry, 0, 2 * sizeof *carry);
     if (use && slot >= 0 && v[0] >= 0 && v[0] == -v[1]) { /* every rank offered this one */
         *out = kept[slot].comm;
+        memcpy(carry, kept[slot].carry, 2 * sizeof *carry);
         return 1;
     }
     if (slot >= 0) { /* not taken: free for the next file */
@@ -73,21 +80,25 @@ int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, M
     if (v[2] == -1 && nkept < KEPT) { /* every rank keeps it, under the same id */
         if (!nkept)
             agx_at_finalize(free_kept);
-        kept[nkept].comm = *out, kept[nkept].id = v[3], kept[nkept].busy = 1, nkept++;
+        kept[nkept].comm = *out, kept[nkept].id = v[3], kept[nkept].busy = 1;
+        memset(kept[nkept++].carry, 0, sizeof kept[0].carry);
         next_id = v[3] + 1;
     }
     pthread_mutex_unlock(&mu);
     return 0;
 }
 
-void agx_file_comm_give(MPI_Comm *c)
+void agx_file_comm_give(MPI_Comm *c, const agx_flearn_carry carry[2])
 {
     int i = 0;
     pthread_mutex_lock(&mu);
     while (i < nkept && kept[i].comm != *c)
         i++;
-    if (i < nkept)
+    if (i < nkept) {
         kept[i].busy = 0;
+        if (carry)
+            memcpy(kept[i].carry, carry, sizeof kept[i].carry);
+    }
     pthread_mutex_unlock(&mu);
     if (i == nkept)
         PMPI_Comm_free(c);

@@ -107,13 +107,16 @@ static void engine_setup(agx_file *f, MPI_Comm comm, MPI_Info info, int ok)
     agx_file_comm_offer(comm, v, &slot);
     v[4] = fd < 0, v[5] = !readable; /* any rank without one; any that cannot read */
     int use = agx_file_agree_hints(f, comm, info, ok, v, 6) == MPI_SUCCESS && !f->lost;
-    if (agx_file_comm_take(comm, v, slot, use, &f->comm))
+    agx_flearn_carry carry[2];
+    if (agx_file_comm_take(comm, v, slot, use, &f->comm, carry)) {
         agx_file_tell(f, 17, 1, "agx's engine communicates on a duplicate kept from an earlier file on these ranks");
-    else if (use) { /* a new duplicate, on every rank? */
+        for (int d = 0; d < 2; d++)
+            agx_flearn_carry_in(&f->dir[d].learn, &carry[d]);
+    } else if (use) { /* a new duplicate, on every rank? */
         long long failed = f->comm == MPI_COMM_NULL || agx_ctx_private(f->comm) != MPI_SUCCESS;
         if (agx_agree(comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_open", "") != MPI_SUCCESS || failed) {
             if (f->comm != MPI_COMM_NULL)
-                agx_file_comm_give(&f->comm);
+                agx_file_comm_give(&f->comm, NULL);
             f->hints_why = "no communicator for agx's engine on every rank", f->lost = 1, use = 0;
         }
     }
@@ -221,8 +224,11 @@ int agx_mpi_file_close(MPI_File *fh)
             PMPI_File_close(&f->shadow);
         if (f->pfd >= 0)
             close(f->pfd);
+        agx_flearn_carry carry[2];
+        for (int d = 0; d < 2; d++)
+            agx_flearn_carry_out(&f->dir[d].learn, &carry[d]);
         if (f->comm != MPI_COMM_NULL)
-            agx_file_comm_give(&f->comm); /* kept for the next file on these ranks */
+            agx_file_comm_give(&f->comm, carry); /* kept for the next file on these ranks */
         drop(f);
     }
     return PMPI_File_close(fh);

@@ -24,7 +24,10 @@
  * more reduction, once per class and file). A handle whose last AGX_FLEARN_SETTLE
  * decided calls all had one winner settles on it: its later calls make no reduction (a
  * FLASH-shaped file's 24 reads of a few KB each paid one per call, 0.1-0.5 ms on a busy
- * node). Every rank counts the same agreed winners, so every rank settles at the same call.
+ * node). Every rank counts the same agreed winners, so every rank settles at the same call;
+ * the count goes on in the next file that takes the same kept communicator
+ * (agx_flearn_carry, src/io/file_comm.c), one short of settled at most: a file per step
+ * makes one reduction, at its first call, where its class is decided with that winner.
  */
 #include "select.h"
 
@@ -95,6 +98,22 @@ static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const c
         fprintf(stderr, "agx: %s (rank 0): collective %s settled on %s after %d decided calls in a row: no "
                 "agreement per call from now on (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes",
                 agx_flearn_name(w, 1), AGX_FLEARN_SETTLE);
+}
+
+void agx_flearn_carry_out(const agx_flearn *L, agx_flearn_carry *c)
+{
+    c->last = L->last, c->streak = L->streak, c->how = L->settled_how;
+}
+
+/* One short of settled at most: the new file's first call agrees its class, and settles
+ * the handle only where that class is decided with the same winner (a file of calls
+ * of another class learns them, as a handle's first file does). */
+void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c)
+{
+    if (!L->mode || c->streak <= 0) /* the same on every rank of the file: its files' agreed calls */
+        return;
+    L->last = c->last, L->settled_how = c->how;
+    L->streak = c->streak < AGX_FLEARN_SETTLE - 1 ? c->streak : AGX_FLEARN_SETTLE - 1;
 }
 
 const char *agx_flearn_name(int cand, int words)

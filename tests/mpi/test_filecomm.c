@@ -5,17 +5,21 @@
  * files open at once than duplicates are kept. Each file: two collective writes through
  * agx (each rank's block, every byte made of its world rank, the seed and the write),
  * interleaved with the other open files' writes; rank 0 of the file's communicator
- * checks it byte for byte. AGX_VERBOSE (set here; world rank 0's stderr read back): at
- * least the files after the first on the world's ranks, one at a time, take a kept
- * duplicate (4 of them on rank 0).
- *   test_filecomm [--seed S]
+ * checks it byte for byte; then STEPS files one after another on new duplicates (a file
+ * per step). AGX_VERBOSE (set here; world rank 0's stderr read back): at least the files
+ * after the first on the world's ranks, one at a time, take a kept duplicate (4 of them
+ * on rank 0, and the step files); under AGX_ADAPT=1, the files' writes settle (8
+ * decided calls in a row, src/select/adapt_file.c; 2 writes a file) and the step files
+ * after that settle again at their first write, from what the earlier ones left with the
+ * kept duplicate.
+ *   [AGX_ADAPT=1] test_filecomm [--seed S]
  */
 #include "agx.h"
 #include "mpitest.h"
 
 #include <unistd.h>
 
-enum { BLK = 3000, NW = 2, MANY = 6 };
+enum { BLK = 3000, NW = 2, MANY = 6, STEPS = 10 };
 static int rank, size, passed, failed;
 static unsigned seed;
 
@@ -118,23 +122,30 @@ int main(int argc, char **argv)
     dups(half, 1, rank % 2 ? "half_odd" : "half_even"); /* files of their own */
     dups(MPI_COMM_WORLD, MANY, "many"); /* more than are kept */
     dups(MPI_COMM_WORLD, 1, "last");
+    for (int i = 0; i < STEPS; i++)
+        dups(MPI_COMM_WORLD, 1, "step");
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
-    int kept = 0;
+    int kept = 0, settled = 0;
     if (!rank && logfd >= 0) {
         fflush(stderr);
         dup2(saved, 2), close(saved);
         FILE *f = fopen(log, "r");
         char line[1024];
         while (f && fgets(line, sizeof line, f))
-            kept += strstr(line, "a duplicate kept from an earlier file") != NULL;
+            kept += strstr(line, "a duplicate kept from an earlier file") != NULL,
+                settled += strstr(line, "collective writes settled on") != NULL;
         if (f)
             fclose(f);
         close(logfd), unlink(log);
     }
-    CHECK(rank || kept >= 4, "%d files on a kept duplicate, not at least 4", kept);
+    CHECK(rank || kept >= 4 + STEPS, "%d files on a kept duplicate, not at least %d", kept, 4 + STEPS);
+    int adapt = getenv("AGX_ADAPT") && !strcmp(getenv("AGX_ADAPT"), "1");
+    CHECK(rank || !adapt || settled >= STEPS / 2, "AGX_ADAPT=1: %d files settled, not at least %d", settled,
+          STEPS / 2);
     if (!rank)
-        printf("test_filecomm: %d files on a kept duplicate; %d checks passed, %d failed\n", kept, passed, failed);
+        printf("test_filecomm: %d files on a kept duplicate, %d settled; %d checks passed, %d failed\n", kept,
+               settled, passed, failed);
     MPI_Finalize();
     return failed != 0;
 }
