@@ -22,9 +22,10 @@ t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 med() { sort -g | awk '{v[NR] = $1} END {m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
         printf "%.1f (%.1f-%.1f)", m * 1e3, v[1] * 1e3, v[NR] * 1e3}'; }
 printf "# %s, %s, scale %s, %s runs each; ms: median (min-max)\n" "$(date -u +%F)" "$(hostname)" "$scale" "$reps"
-base=${BASE:+$(realpath "$BASE")}
-printf "# third column: %s\n" "${base:+preload of $base}${base:-${ENGINE_ENV:-AGX_ADAPT=0}}"
-printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" io workload op p plain agx "${base:+agx_base}${base:-agx_engine}" plain/agx "${base:+plain/base}${base:-plain/eng}"
+base=${BASE:+$(realpath "$BASE")} third="${ENGINE_ENV:-AGX_ADAPT=0}" c3=agx_engine r3=plain/eng
+[ -n "$base" ] && third="the preload of $base" c3=agx_base r3=plain/base
+printf "# third column: %s\n" "$third"
+printf "%-9s %-6s %-5s %3s %22s %22s %22s %8s %8s\n" io workload op p plain agx $c3 plain/agx $r3
 times() { sed -n 's/.*write_s=\([0-9.]*\) read_s=\([0-9.]*\).*/\1 \2/p'; }
 for io in ompio romio321; do
   for w in $workloads; do
