@@ -11,13 +11,15 @@
  * duplicate congruent with it that no open file of its uses (claimed at once, so that a
  * second thread's open cannot offer it too), and the file takes it only where every rank
  * offered the same; else every rank duplicates anew. A kept duplicate's id is agreed when
- * it is made (the largest of the ranks' next ids), so one id names one communicator on
- * every rank of it. Up to KEPT per process; the rest are freed at close; the kept ones at
+ * it is made (src/patterns/kept.h: the largest of the ranks' reservations with its rank
+ * 0's; each rank reserves a new number at every open), so that two made at once by two
+ * threads differ and one id names one communicator on every rank of it. Up to KEPT per process; the rest are freed at close; the kept ones at
  * MPI_Finalize. A kept duplicate also keeps what its last file's decided calls left
  * (AGX_ADAPT: agx_flearn_carry), so that a program writing a file per step settles once,
  * not in every file: every rank of it made the same agreed calls on it.
  */
 #include "twophase.h"
+#include "kept.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -43,8 +45,10 @@ static void free_kept(void)
     pthread_mutex_unlock(&mu);
 }
 
-void agx_file_comm_offer(MPI_Comm comm, long long v[4], int *slot)
+void agx_file_comm_offer(MPI_Comm comm, long long v[AGX_FILE_COMM_V], int *slot)
 {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
     *slot = -1;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < nkept && *slot < 0; i++) {
@@ -53,16 +57,17 @@ void agx_file_comm_offer(MPI_Comm comm, long long v[4], int *slot)
             *slot = i, kept[i].busy = 1;
     }
     long long id = *slot >= 0 ? kept[*slot].id : -1;
-    v[0] = id, v[1] = -id, v[2] = -(nkept < KEPT), v[3] = next_id;
+    long long mine = next_id++ & AGX_KEPT_RES_MASK; /* this open's reservation (kept.h) */
+    v[0] = id, v[1] = -id, v[2] = -(nkept < KEPT), v[3] = mine, v[4] = rank ? -1 : mine;
     pthread_mutex_unlock(&mu);
 }
 
-int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, MPI_Comm *out,
+int agx_file_comm_take(MPI_Comm comm, const long long v[AGX_FILE_COMM_V], int slot, int use, MPI_Comm *out,
                        agx_flearn_carry carry[2])
 {
     *out = MPI_COMM_NULL;
     memset(carry, 0, 2 * sizeof *carry);
-    if (use && slot >= 0 && v[0] >= 0 && v[0] == -v[1]) { /* every rank offered this one */
+    if (use && slot >= 0 && agx_kept_same(v[0], v[1])) { /* every rank offered this one */
         *out = kept[slot].comm;
         memcpy(carry, kept[slot].carry, 2 * sizeof *carry);
         return 1;
@@ -80,9 +85,8 @@ int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, M
     if (v[2] == -1 && nkept < KEPT) { /* every rank keeps it, under the same id */
         if (!nkept)
             agx_at_finalize(free_kept);
-        kept[nkept].comm = *out, kept[nkept].id = v[3], kept[nkept].busy = 1;
+        kept[nkept].comm = *out, kept[nkept].id = agx_kept_id(v[3], v[4]), kept[nkept].busy = 1;
         memset(kept[nkept++].carry, 0, sizeof kept[0].carry);
-        next_id = v[3] + 1;
     }
     pthread_mutex_unlock(&mu);
     return 0;

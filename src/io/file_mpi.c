@@ -102,11 +102,11 @@ void agx_file_tell(agx_file *f, int bit, int all_ranks, const char *fmt, ...)
  * engine's first call needs no agreement of its own. */
 static void engine_setup(agx_file *f, MPI_Comm comm, MPI_Info info, int ok)
 {
-    long long v[6];
+    long long v[AGX_FILE_COMM_V + 2];
     int slot, readable = 0, fd = agx_posix_open(f->path ? f->path : "", &f->id, f->amode & MPI_MODE_RDONLY, &readable);
     agx_file_comm_offer(comm, v, &slot);
-    v[4] = fd < 0, v[5] = !readable; /* any rank without one; any that cannot read */
-    int use = agx_file_agree_hints(f, comm, info, ok, v, 6) == MPI_SUCCESS && !f->lost;
+    v[AGX_FILE_COMM_V] = fd < 0, v[AGX_FILE_COMM_V + 1] = !readable; /* any rank without one; any that cannot read */
+    int use = agx_file_agree_hints(f, comm, info, ok, v, AGX_FILE_COMM_V + 2) == MPI_SUCCESS && !f->lost;
     agx_flearn_carry carry[2];
     if (agx_file_comm_take(comm, v, slot, use, &f->comm, carry)) {
         agx_file_tell(f, 17, 1, "agx's engine communicates on a duplicate kept from an earlier file on these ranks");
@@ -120,8 +120,8 @@ static void engine_setup(agx_file *f, MPI_Comm comm, MPI_Info info, int ok)
             f->hints_why = "no communicator for agx's engine on every rank", f->lost = 1, use = 0;
         }
     }
-    if (use && !v[4])
-        f->pfd = fd, f->shadow_reads = !v[5];
+    if (use && !v[AGX_FILE_COMM_V])
+        f->pfd = fd, f->shadow_reads = !v[AGX_FILE_COMM_V + 1];
     else if (fd >= 0)
         close(fd);
 }

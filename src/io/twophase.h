@@ -266,13 +266,14 @@ typedef struct {
  * agreement's error. */
 int agx_file_agree_hints(agx_file *f, MPI_Comm comm, MPI_Info info, int ok, long long *more, int n);
 /* file_comm.c: the engine's communicator of a file opened on comm, a kept duplicate where
- * every rank has the same. offer: this rank's candidate claimed (*slot), v[0..4) to agree
+ * every rank has the same. offer: this rank's candidate claimed (*slot), v to agree
  * (MAX); take (after the agreement; use: 0 when no rank needs one): 1 the kept one, 0 a
  * new duplicate (MPI_COMM_NULL where it failed), kept for later files where every rank
  * has room; give: at close, kept or freed. carry: what the kept one's last file's
  * decided calls left (zero for a new one); give keeps the closing file's. */
-void agx_file_comm_offer(MPI_Comm comm, long long v[4], int *slot);
-int agx_file_comm_take(MPI_Comm comm, const long long v[4], int slot, int use, MPI_Comm *out,
+#define AGX_FILE_COMM_V 5
+void agx_file_comm_offer(MPI_Comm comm, long long v[AGX_FILE_COMM_V], int *slot);
+int agx_file_comm_take(MPI_Comm comm, const long long v[AGX_FILE_COMM_V], int slot, int use, MPI_Comm *out,
                        agx_flearn_carry carry[2]);
 void agx_file_comm_give(MPI_Comm *c, const agx_flearn_carry carry[2]);
 /* file_mpi.c: the state of a handle (NULL: not agx's); AGX_VERBOSE's line for a reason

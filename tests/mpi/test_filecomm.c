@@ -11,16 +11,21 @@
  * on rank 0, and the step files); under AGX_ADAPT=1, the files' writes settle (8
  * decided calls in a row, src/select/adapt_file.c; 2 writes a file) and the step files
  * after that settle again at their first write, from what the earlier ones left with the
- * kept duplicate.
- *   [AGX_ADAPT=1] test_filecomm [--seed S]
+ * kept duplicate. Where MPI gives MPI_THREAD_MULTIPLE (AGX_PROGRESS_THREAD=1), two threads
+ * then open files at once, each a file per step on new duplicates of its own copy of the
+ * world: both offer the same kept duplicates and make new ones at the same time (each
+ * kept one's id must name one communicator on every rank), every file checked.
+ *   [AGX_ADAPT=1] [AGX_PROGRESS_THREAD=1] test_filecomm [--seed S]
  */
 #include "agx.h"
 #include "mpitest.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 enum { BLK = 3000, NW = 2, MANY = 6, STEPS = 10 };
-static int rank, size, passed, failed;
+static int rank, size;
+static _Atomic int passed, failed; /* CHECK's counters: the thread phase's two threads count too */
 static unsigned seed;
 
 static unsigned char byte_of(int world, int w, int i) { return (unsigned char)(world * 7 + seed + w * 3 + i % 5); }
@@ -95,6 +100,17 @@ static void dups(MPI_Comm from, int n, const char *kind)
         MPI_Comm_free(&c[i]);
 }
 
+enum { THREADS = 2, THREAD_STEPS = 6 };
+static MPI_Comm thread_world[THREADS];
+
+static void *thread_steps(void *arg)
+{
+    int t = (int)(long)arg;
+    for (int i = 0; i < THREAD_STEPS; i++)
+        dups(thread_world[t], 1, t ? "thread1_" : "thread0_");
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     setenv("AGX_VERBOSE", "1", 1);
@@ -126,6 +142,19 @@ int main(int argc, char **argv)
         dups(MPI_COMM_WORLD, 1, "step");
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level == MPI_THREAD_MULTIPLE) {
+        pthread_t th[THREADS];
+        for (int t = 0; t < THREADS; t++)
+            MPI_Comm_dup(MPI_COMM_WORLD, &thread_world[t]);
+        for (int t = 0; t < THREADS; t++)
+            pthread_create(&th[t], NULL, thread_steps, (void *)(long)t);
+        for (int t = 0; t < THREADS; t++)
+            pthread_join(th[t], NULL);
+        for (int t = 0; t < THREADS; t++)
+            MPI_Comm_free(&thread_world[t]);
+    }
     int kept = 0, settled = 0;
     if (!rank && logfd >= 0) {
         fflush(stderr);
@@ -144,8 +173,8 @@ int main(int argc, char **argv)
     CHECK(rank || !adapt || settled >= STEPS / 2, "AGX_ADAPT=1: %d files settled, not at least %d", settled,
           STEPS / 2);
     if (!rank)
-        printf("test_filecomm: %d files on a kept duplicate, %d settled; %d checks passed, %d failed\n", kept,
-               settled, passed, failed);
+        printf("test_filecomm: %d files on a kept duplicate, %d settled%s; %d checks passed, %d failed\n", kept,
+               settled, level == MPI_THREAD_MULTIPLE ? ", two threads' files at once" : "", (int)passed, (int)failed);
     MPI_Finalize();
     return failed != 0;
 }
