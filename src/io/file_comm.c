@@ -13,10 +13,11 @@
  * offered the same; else every rank duplicates anew. A kept duplicate's id is agreed when
  * it is made (src/patterns/kept.h: the largest of the ranks' reservations with its rank
  * 0's; each rank reserves a new number at every open), so that two made at once by two
- * threads differ and one id names one communicator on every rank of it. Up to KEPT per process; the rest are freed at close; the kept ones at
- * MPI_Finalize. A kept duplicate also keeps what its last file's decided calls left
- * (AGX_ADAPT: agx_flearn_carry), so that a program writing a file per step settles once,
- * not in every file: every rank of it made the same agreed calls on it.
+ * threads differ and one id names one communicator on every rank of it. Up to KEPT per
+ * process; the rest are freed at close; the kept ones at MPI_Finalize. A kept duplicate
+ * also keeps what its last file's decided calls left (AGX_ADAPT: agx_flearn_carry), so
+ * that a program writing a file per step settles once, not in every file: every rank of
+ * it made the same agreed calls on it.
  */
 #include "twophase.h"
 #include "kept.h"
