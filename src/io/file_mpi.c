@@ -111,7 +111,7 @@ static void engine_setup(agx_file *f, MPI_Comm comm, MPI_Info info, int ok)
     if (agx_file_comm_take(comm, v, slot, use, &f->comm, carry)) {
         agx_file_tell(f, 17, 1, "agx's engine communicates on a duplicate kept from an earlier file on these ranks");
         for (int d = 0; d < 2; d++)
-            agx_flearn_carry_in(&f->dir[d].learn, &carry[d]);
+            agx_flearn_carry_in(&f->dir[d].learn, &carry[d], f->comm, f->path);
     } else if (use) { /* a new duplicate, on every rank? */
         long long failed = f->comm == MPI_COMM_NULL || agx_ctx_private(f->comm) != MPI_SUCCESS;
         if (agx_agree(comm, 0, MPI_SUCCESS, &failed, 1, "MPI_File_open", "") != MPI_SUCCESS || failed) {

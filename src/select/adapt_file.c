@@ -102,18 +102,30 @@ static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const c
 
 void agx_flearn_carry_out(const agx_flearn *L, agx_flearn_carry *c)
 {
-    c->last = L->last, c->streak = L->streak, c->how = L->settled_how;
+    c->last = L->last, c->streak = L->streak, c->how = L->settled_how, c->n = 0;
+    for (int i = 0; i < L->nclass && c->n < AGX_FLEARN_CARRIED; i++)
+        if (L->c[i].decided)
+            c->c[c->n++] = L->c[i];
 }
 
-/* One short of settled at most: the new file's first call agrees its class, and settles
- * the handle only where that class is decided with the same winner (a file of calls
- * of another class learns them, as a handle's first file does). */
-void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c)
+/* The decided classes become the file's (no reduction when its calls meet them: every
+ * rank of the file has the same, agreed where they were decided); the count one short of
+ * settled at most: the new file's first call agrees its class, and settles the handle
+ * only where that class is decided with the same winner (a file of calls of another class
+ * learns them, as a handle's first file does). */
+void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c, MPI_Comm comm, const char *name)
 {
-    if (!L->mode || c->streak <= 0) /* the same on every rank of the file: its files' agreed calls */
+    if (!L->mode) /* the same on every rank of the file: its files' agreed calls */
         return;
-    L->last = c->last, L->settled_how = c->how;
-    L->streak = c->streak < AGX_FLEARN_SETTLE - 1 ? c->streak : AGX_FLEARN_SETTLE - 1;
+    for (int i = 0; i < c->n && L->nclass < AGX_FLEARN_CLASSES; i++)
+        L->c[L->nclass++] = c->c[i];
+    if (c->streak > 0)
+        L->last = c->last, L->settled_how = c->how,
+        L->streak = c->streak < AGX_FLEARN_SETTLE - 1 ? c->streak : AGX_FLEARN_SETTLE - 1;
+    int rank = 1;
+    if (c->n && agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
+        fprintf(stderr, "agx: %s (rank 0): collective %s: %d decided class%s from the last file on these ranks "
+                "(AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes", c->n, c->n > 1 ? "es" : "");
 }
 
 const char *agx_flearn_name(int cand, int words)

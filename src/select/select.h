@@ -381,15 +381,18 @@ void agx_flearn_done(agx_flearn *L, int valid);
  * into the file, its context; a cost paid once, not per call). */
 void agx_flearn_skip(agx_flearn *L, double seconds);
 /* What a handle's decided calls leave for the next file on the same ranks (file_comm.c
- * keeps it with the engine's communicator): their winner and how many in a row. A file
- * that starts from a settled one's settles at its first call where that call's class is
- * decided with the same winner (one reduction), else learns as any file does. */
+ * keeps it with the engine's communicator): their winner and how many in a row, and its
+ * decided classes. A file that starts from a settled one's settles at its first call
+ * where that call's class is decided with the same winner (one reduction: the class is
+ * the file's already, agreed where it was decided), else learns as any file does. */
+#define AGX_FLEARN_CARRIED 4
 typedef struct {
-    int last, streak;
+    int last, streak, n;
     const char *how;
+    agx_flearn_class c[AGX_FLEARN_CARRIED];
 } agx_flearn_carry;
 void agx_flearn_carry_out(const agx_flearn *L, agx_flearn_carry *c);
-void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c);
+void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c, MPI_Comm comm, const char *name);
 /* At close (collective, one MPI_Allreduce where either direction's last call was a
  * learning turn, on every rank alike): the last write's and the last read's times agreed
  * (L: the file's two states), so that their classes may still decide and later files of

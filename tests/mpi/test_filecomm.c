@@ -11,7 +11,7 @@
  * on rank 0, and the step files); under AGX_ADAPT=1, the files' writes settle (8
  * decided calls in a row, src/select/adapt_file.c; 2 writes a file) and the step files
  * after that settle again at their first write, from what the earlier ones left with the
- * kept duplicate. Where MPI gives MPI_THREAD_MULTIPLE (AGX_PROGRESS_THREAD=1), two threads
+ * kept duplicate, their decided class among it. Where MPI gives MPI_THREAD_MULTIPLE (AGX_PROGRESS_THREAD=1), two threads
  * then open files at once, each a file per step on new duplicates of its own copy of the
  * world: both offer the same kept duplicates and make new ones at the same time (each
  * kept one's id must name one communicator on every rank), every file checked.
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
         for (int t = 0; t < THREADS; t++)
             MPI_Comm_free(&thread_world[t]);
     }
-    int kept = 0, settled = 0;
+    int kept = 0, settled = 0, carried = 0;
     if (!rank && logfd >= 0) {
         fflush(stderr);
         dup2(saved, 2), close(saved);
@@ -163,7 +163,8 @@ int main(int argc, char **argv)
         char line[1024];
         while (f && fgets(line, sizeof line, f))
             kept += strstr(line, "a duplicate kept from an earlier file") != NULL,
-                settled += strstr(line, "collective writes settled on") != NULL;
+                settled += strstr(line, "collective writes settled on") != NULL,
+                carried += strstr(line, "collective writes: 1 decided class from the last file") != NULL;
         if (f)
             fclose(f);
         close(logfd), unlink(log);
@@ -172,6 +173,8 @@ int main(int argc, char **argv)
     int adapt = getenv("AGX_ADAPT") && !strcmp(getenv("AGX_ADAPT"), "1");
     CHECK(rank || !adapt || settled >= STEPS / 2, "AGX_ADAPT=1: %d files settled, not at least %d", settled,
           STEPS / 2);
+    CHECK(rank || !adapt || carried >= STEPS / 2, "AGX_ADAPT=1: %d files started with the last one's decided class, "
+          "not at least %d", carried, STEPS / 2);
     if (!rank)
         printf("test_filecomm: %d files on a kept duplicate, %d settled%s; %d checks passed, %d failed\n", kept,
                settled, level == MPI_THREAD_MULTIPLE ? ", two threads' files at once" : "", (int)passed, (int)failed);
