@@ -14,11 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "steps.h"
 
 int main(int argc, char **argv)
 {
@@ -66,12 +62,10 @@ int main(int argc, char **argv)
         total[i] = MPI_Wtime() - t0, open[i] = t1 - t0;
         MPI_Comm_free(&comm);
     }
-    qsort(total, (size_t)files, sizeof *total, by_value);
-    qsort(open, (size_t)files, sizeof *open, by_value);
+    double mt = steps_median(total, files), mo = steps_median(open, files);
     if (!rank)
         printf("file_steps: %d ranks, %d files of %d %s of %d B per rank: open-to-close %.1f us, open %.1f us "
-               "(median)\n", p, files, calls, writing ? "writes" : "reads", block, total[files / 2] * 1e6,
-               open[files / 2] * 1e6);
+               "(median)\n", p, files, calls, writing ? "writes" : "reads", block, mt * 1e6, mo * 1e6);
     free(buf), free(total), free(open);
     MPI_Finalize();
     return 0;

@@ -36,6 +36,11 @@ AGX_HOT_STORAGE struct {
     unsigned gen;
 } hot;
 
+/* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a
+ * later delete callback (an MPI may also delete MPI_COMM_WORLD's attributes) has nothing
+ * left to free. */
+static int finalizing;
+
 static void ctx_free(agx_ctx *ctx)
 {
     atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
@@ -46,13 +51,25 @@ static void ctx_free(agx_ctx *ctx)
         live = ctx->next;
     if (ctx->next)
         ctx->next->prev = ctx->prev;
+    ctx->prev = ctx->next = NULL;
     pthread_mutex_unlock(&lock);
-    agx_req_orphan(ctx);
+    ctx->orphans += agx_req_orphan(ctx);
+    if (!finalizing && agx_ctx_keep(ctx))
+        return; /* for the next congruent communicator (ctx_kept.c) */
+    agx_ctx_destroy(ctx);
+}
+
+void agx_ctx_destroy(agx_ctx *ctx)
+{
+    if (ctx->carried.p && ctx->carried.release)
+        ctx->carried.release(ctx->carried.p);
     for (int i = AGX_SLOT_LAST - 1; i >= 0; i--) /* the layers' state, the highest first */
         if (ctx->slot[i].p && ctx->slot[i].release)
             ctx->slot[i].release(ctx->slot[i].p);
     agx_shm_free(ctx->shm[0]), agx_shm_free(ctx->shm[1]); /* their windows first */
-    if (ctx->pcomm != MPI_COMM_NULL && !ctx->pcomm_borrowed)
+    if (ctx->pcomm != MPI_COMM_NULL && !ctx->pcomm_borrowed && ctx->orphans && !finalizing)
+        agx_ctx_park(ctx->pcomm); /* its requests may still run on it */
+    else if (ctx->pcomm != MPI_COMM_NULL && !ctx->pcomm_borrowed)
         MPI_Comm_free(&ctx->pcomm);
     agx_cache_free(ctx);
     if (ctx->reg) {
@@ -119,11 +136,6 @@ void agx_at_finalize(void (*fn)(void))
         finals[nfinals++] = fn;
     pthread_mutex_unlock(&lock);
 }
-
-/* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a
- * later delete callback (an MPI may also delete MPI_COMM_WORLD's attributes) has nothing
- * left to free. */
-static int finalizing;
 
 static int comm_delete(MPI_Comm comm, int keyval, void *val, void *extra)
 {
@@ -203,6 +215,7 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
         return MPI_ERR_NO_MEM;
     ctx->user = comm;
     ctx->pcomm = MPI_COMM_NULL;
+    ctx->kept_id = -1;
     MPI_Comm_test_inter(comm, &inter);
     ctx->kind = inter ? AGX_KIND_INTER : AGX_KIND_INTRA;
     MPI_Comm_rank(comm, &ctx->rank);
@@ -226,7 +239,10 @@ int agx_ctx_setup(agx_ctx *ctx, int *fresh)
 {
     int rc = MPI_SUCCESS;
     *fresh = 0;
-    if (ctx->pcomm == MPI_COMM_NULL) {
+    if (ctx->pcomm == MPI_COMM_NULL && ctx->kind == AGX_KIND_INTRA) {
+        if ((rc = agx_ctx_share(ctx, fresh)) != MPI_SUCCESS)
+            return rc;
+    } else if (ctx->pcomm == MPI_COMM_NULL) {
         if ((rc = MPI_Comm_dup(ctx->user, &ctx->pcomm)) != MPI_SUCCESS)
             return rc;
         MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);

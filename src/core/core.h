@@ -85,14 +85,32 @@ struct agx_ctx {
     int check_args;            /* AGX_CHECK_ARGS: collective calls agree on their arguments
                                 * first (read when the context is made) */
     agx_slot slot[AGX_SLOT_LAST];
+    long long kept_id;         /* agreed when pcomm was made (ctx_kept.c); -1: not kept */
+    unsigned long long env_print; /* agx_env_print() then */
+    int orphans;               /* requests its communicator's MPI_Comm_free left pending on
+                                * pcomm: pcomm is not freed before MPI_Finalize */
+    agx_slot carried;          /* the select slot of the kept context this one took, until
+                                * the select layer takes its learned state (call.c) */
     struct agx_ctx *prev, *next;
 };
 /* The context of comm, created (locally, no communication) on first use. */
 int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
 /* Collective set-up at the first collective call (the private communicator; the regions
- * when counters are on); *fresh = 1 when this call made the private communicator. Every
+ * when counters are on); *fresh = 1 when this call made the private communicator, 2 when
+ * it took a kept one (ctx_kept.c; ctx->carried then holds the kept select slot). Every
  * rank of comm calls it at the same call. */
 int agx_ctx_setup(agx_ctx *ctx, int *fresh);
+/* ctx_kept.c: an intra-communicator's private communicator, a kept context's (agreed:
+ * one MPI_Allreduce on ctx->user) or a new duplicate; and at MPI_Comm_free, ctx kept for
+ * the next congruent communicator (1) or not (0: the caller destroys it). */
+int agx_ctx_share(agx_ctx *ctx, int *fresh);
+int agx_ctx_keep(agx_ctx *ctx);
+/* A private communicator that requests may still use, freed at MPI_Finalize (Open MPI
+ * 4.1's non-blocking collectives crash when their communicator is freed before they
+ * complete: a plain MPI_Iallreduce, MPI_Comm_free, MPI_Wait does). */
+void agx_ctx_park(MPI_Comm c);
+/* Frees a context's parts and the context (unlinked from the live ones already). */
+void agx_ctx_destroy(agx_ctx *ctx);
 /* comm is agx's own (a duplicate that no program sees, as the MPI-IO drop-in keeps per
  * file): its context communicates on comm itself, no duplicate of its own (a collective
  * MPI_Comm_dup less at its first call: 0.4 ms on 16 ranks of this VM). Local; before
@@ -267,6 +285,17 @@ void agx_stats_arrival(double t);
  * The integer value of variable `name` in [min, max]: 0 and *v set, 1 when unset (or empty),
  * -1 when malformed. */
 int agx_env_int(const char *name, long long min, long long max, long long *v);
+/* agx_env_int's parsing of a value s (NULL: unset). */
+int agx_env_parse_int(const char *s, long long min, long long max, long long *v);
+/* The environment's AGX_ entries ("NAME=value", at most max), read in one pass, and
+ * name's value among them (NULL: unset): a communicator's state reads its many
+ * parameter variables from one pass, not a getenv each. */
+int agx_env_list(const char **out, int max);
+const char *agx_env_in(const char *const *list, int n, const char *name);
+/* A fingerprint of every AGX_ variable and its value (but the tests' AGX_TEST_KEPT_SKIP):
+ * a kept context (ctx_kept.c) serves only where the environment it was set up under is
+ * the same. */
+unsigned long long agx_env_print(void);
 /* 1 when variable `name` is set, not empty and not "0". */
 int agx_env_flag(const char *name);
 /* Test hook between the steps of the node-shared protocols: a seeded random pause when
@@ -320,8 +349,9 @@ int agx_progress_thread_on(void);  /* starts it (AGX_PROGRESS_THREAD) if not ask
 /* A started non-blocking request handed to MPI: *out, a generalized request the progress
  * thread completes with it; freed (with r) when MPI reports it. Needs the thread. */
 int agx_req_to_mpi(agx_req *r, MPI_Request *out);
-/* MPI_Comm_free of ctx's communicator: its requests can no longer start. */
-void agx_req_orphan(agx_ctx *ctx);
+/* MPI_Comm_free of ctx's communicator: its requests can no longer start; how many there
+ * were (a context with requests is not kept: they use its private communicator). */
+int agx_req_orphan(agx_ctx *ctx);
 /* The tag of the next request on ctx: requests on one communicator never match each
  * other's messages, whatever order their rounds interleave in (every rank makes them in
  * the same order, as MPI requires of collective calls). 2^30 tags from 65536 where

@@ -404,12 +404,14 @@ void agx_req_flush(agx_ctx *ctx)
     pthread_mutex_unlock(&agx_req_lock);
 }
 
-void agx_req_orphan(agx_ctx *ctx)
+int agx_req_orphan(agx_ctx *ctx)
 {
+    int n = 0;
     agx_req_flush(ctx); /* the queued collectives posted while pcomm lives */
     pthread_mutex_lock(&agx_req_lock);
     for (agx_req *r = all; r; r = r->next)
         if (r->ctx == ctx)
-            r->ctx = NULL; /* its plan owns what it uses; MPI keeps the communicator for its requests */
+            r->ctx = NULL, n++; /* its plan owns what it uses; MPI keeps the communicator for its requests */
     pthread_mutex_unlock(&agx_req_lock);
+    return n;
 }

@@ -6,11 +6,22 @@
  */
 #include "select.h"
 
+#include <stdio.h>
+
 /* The collective set-up of the first call: the private communicator (core), then the
  * agreement on the rules file. */
 static int setup(agx_ctx *ctx, agx_sel *sel)
 {
     int fresh, rc = agx_ctx_setup(ctx, &fresh);
+    int n = rc == MPI_SUCCESS ? agx_sel_take(ctx, sel) : -1;
+    if (n >= 0 && ctx->rank == 0 && agx_env_flag("AGX_VERBOSE")) {
+        char name[MPI_MAX_OBJECT_NAME] = "";
+        int len = 0;
+        MPI_Comm_get_name(ctx->user, name, &len);
+        fprintf(stderr, "agx: %s, %d ranks: takes what agx kept from a freed communicator of the same ranks "
+                "(its private communicator, %d learned classes): no MPI_Comm_dup, nothing learned again\n",
+                len ? name : "a communicator", ctx->p, n);
+    }
     if (rc == MPI_SUCCESS && !sel->rules_agreed) {
         sel->rules_agreed = 1;
         rc = agx_rules_agree(ctx, sel);

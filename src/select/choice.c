@@ -43,6 +43,8 @@ static int fallback_from_env(agx_sel *sel)
 /* Every parameter variable of every algorithm the communicator may run. */
 static void params_from_env(agx_sel *sel)
 {
+    const char *env[256];
+    int nenv = agx_env_list(env, 256);
     for (int op = 0; op < AGX_OP_LAST; op++)
         for (int k = 0; k < AGX_KIND_LAST; k++) {
             const agx_table *t = agx_table_of((agx_op)op, (agx_kind)k);
@@ -50,7 +52,7 @@ static void params_from_env(agx_sel *sel)
                 for (int j = 0; j < AGX_MAX_PARAMS && t->algs[i].params[j].name; j++) {
                     const agx_param *pm = &t->algs[i].params[j];
                     long long v;
-                    int got = agx_env_int(pm->env, pm->min, pm->max, &v);
+                    int got = agx_env_parse_int(agx_env_in(env, nenv, pm->env), pm->min, pm->max, &v);
                     sel->pset[op][k][i][j] = got == 0 ? 1 : got < 0 ? -1 : 0;
                     sel->pval[op][k][i][j] = got == 0 ? (int)v : 0;
                 }
@@ -107,6 +109,25 @@ int agx_sel_get(agx_ctx *ctx, agx_sel **out)
     agx_ctx_attach(ctx, AGX_SLOT_SELECT, sel, sel_free);
     *out = sel;
     return MPI_SUCCESS;
+}
+
+int agx_sel_take(agx_ctx *ctx, agx_sel *sel)
+{
+    agx_sel *old = ctx->carried.p;
+    if (!old)
+        return -1;
+    /* agreed state of the same ranks: the learned classes, the rules file's agreement; not
+     * what a program set on the freed communicator (agx_comm_set_algorithm) */
+    agx_learn *l = sel->learn;
+    int n = sel->nlearn, cap = sel->caplearn;
+    sel->learn = old->learn, sel->nlearn = old->nlearn, sel->caplearn = old->caplearn;
+    old->learn = l, old->nlearn = n, old->caplearn = cap;
+    char *bad = sel->rules_bad;
+    sel->rules_agreed = old->rules_agreed, sel->rules_on = old->rules_on, sel->rules_bad = old->rules_bad;
+    old->rules_bad = bad;
+    ctx->carried.release(old);
+    ctx->carried.p = NULL, ctx->carried.release = NULL;
+    return sel->nlearn;
 }
 
 int agx_sel_forced(const agx_sel *sel, agx_op op, agx_kind kind)

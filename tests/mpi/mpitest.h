@@ -1,10 +1,12 @@
 /* Helpers shared by the MPI tests: a seeded generator and check macros. */
 #ifndef AGX_MPITEST_H
 #define AGX_MPITEST_H
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <mpi.h>
 
@@ -198,5 +200,57 @@ static inline long long mt_regular_displs(int n, const int *counts, int *displs)
     for (int i = 0; i < n; i++)
         displs[i] = i * counts[0];
     return (long long)n * counts[0];
+}
+/* World rank 0's stderr (AGX_VERBOSE's lines) into a temporary file the test reads back
+ * (mt_log.f, from any offset), until mt_log_end puts stderr back and removes the file.
+ * Other ranks: nothing (f stays NULL). */
+typedef struct {
+    char path[64];
+    int fd, saved;
+    FILE *f;
+} mt_log;
+
+static inline void mt_log_start(mt_log *l, int rank, const char *name)
+{
+    memset(l, 0, sizeof *l);
+    l->fd = l->saved = -1;
+    if (rank)
+        return;
+    snprintf(l->path, sizeof l->path, "/tmp/agx_%s_log_XXXXXX", name);
+    fflush(stdout);
+    fflush(stderr);
+    if ((l->fd = mkstemp(l->path)) >= 0)
+        l->saved = dup(2), dup2(l->fd, 2), l->f = fopen(l->path, "r");
+}
+
+static inline void mt_log_end(mt_log *l)
+{
+    if (l->fd < 0)
+        return;
+    fflush(stderr);
+    dup2(l->saved, 2), close(l->saved), close(l->fd), unlink(l->path);
+    if (l->f)
+        fclose(l->f);
+    l->fd = -1, l->f = NULL;
+}
+/* Where MPI gives MPI_THREAD_MULTIPLE (AGX_PROGRESS_THREAD=1 asks for it): n threads (at
+ * most 8) at once, thread t running fn((void *)t) with worlds[t] its own duplicate of
+ * MPI_COMM_WORLD, freed after; 1 when they ran, 0 when MPI gives less. */
+static inline int mt_threads(int n, MPI_Comm *worlds, void *(*fn)(void *))
+{
+    int level = MPI_THREAD_SINGLE;
+    pthread_t th[8];
+    MPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE || n > 8)
+        return 0;
+    for (int t = 0; t < n; t++)
+        MPI_Comm_dup(MPI_COMM_WORLD, &worlds[t]);
+    for (int t = 0; t < n; t++)
+        pthread_create(&th[t], NULL, fn, (void *)(long)t);
+    for (int t = 0; t < n; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < n; t++)
+        MPI_Comm_free(&worlds[t]);
+    return 1;
 }
 #endif

@@ -20,7 +20,6 @@
 #include "agx.h"
 #include "mpitest.h"
 
-#include <pthread.h>
 #include <unistd.h>
 
 enum { BLK = 3000, NW = 2, MANY = 6, STEPS = 10 };
@@ -117,15 +116,10 @@ int main(int argc, char **argv)
     mt_run r;
     mt_start(&argc, &argv, &r);
     rank = r.rank, size = r.size, seed = r.seed;
-    char log[] = "/tmp/agx_filecomm_log_XXXXXX";
-    int logfd = -1, saved = -1;
-    if (!rank) {
+    if (!rank)
         printf("test_filecomm: seed %u, %d ranks\n", seed, size);
-        fflush(stdout);
-        fflush(stderr);
-        if ((logfd = mkstemp(log)) >= 0)
-            saved = dup(2), dup2(logfd, 2);
-    }
+    mt_log log;
+    mt_log_start(&log, rank, "filecomm");
     for (int i = 0; i < 3; i++) /* one at a time: a new duplicate each, as PnetCDF opens */
         dups(MPI_COMM_WORLD, 1, "seq");
     dups(MPI_COMM_WORLD, 2, "pair"); /* two at once: one takes the kept, one duplicates */
@@ -142,33 +136,15 @@ int main(int argc, char **argv)
         dups(MPI_COMM_WORLD, 1, "step");
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    if (level == MPI_THREAD_MULTIPLE) {
-        pthread_t th[THREADS];
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_dup(MPI_COMM_WORLD, &thread_world[t]);
-        for (int t = 0; t < THREADS; t++)
-            pthread_create(&th[t], NULL, thread_steps, (void *)(long)t);
-        for (int t = 0; t < THREADS; t++)
-            pthread_join(th[t], NULL);
-        for (int t = 0; t < THREADS; t++)
-            MPI_Comm_free(&thread_world[t]);
-    }
+    int threaded = mt_threads(THREADS, thread_world, thread_steps);
     int kept = 0, settled = 0, carried = 0;
-    if (!rank && logfd >= 0) {
-        fflush(stderr);
-        dup2(saved, 2), close(saved);
-        FILE *f = fopen(log, "r");
-        char line[1024];
-        while (f && fgets(line, sizeof line, f))
-            kept += strstr(line, "a duplicate kept from an earlier file") != NULL,
-                settled += strstr(line, "collective writes settled on") != NULL,
-                carried += strstr(line, "collective writes: 1 decided class from the last file") != NULL;
-        if (f)
-            fclose(f);
-        close(logfd), unlink(log);
-    }
+    fflush(stderr);
+    char line[1024];
+    while (log.f && fgets(line, sizeof line, log.f))
+        kept += strstr(line, "a duplicate kept from an earlier file") != NULL,
+            settled += strstr(line, "collective writes settled on") != NULL,
+            carried += strstr(line, "collective writes: 1 decided class from the last file") != NULL;
+    mt_log_end(&log);
     CHECK(rank || kept >= 4 + STEPS, "%d files on a kept duplicate, not at least %d", kept, 4 + STEPS);
     int adapt = getenv("AGX_ADAPT") && !strcmp(getenv("AGX_ADAPT"), "1");
     CHECK(rank || !adapt || settled >= STEPS / 2, "AGX_ADAPT=1: %d files settled, not at least %d", settled,
@@ -177,7 +153,7 @@ int main(int argc, char **argv)
           "not at least %d", carried, STEPS / 2);
     if (!rank)
         printf("test_filecomm: %d files on a kept duplicate, %d settled%s; %d checks passed, %d failed\n", kept,
-               settled, level == MPI_THREAD_MULTIPLE ? ", two threads' files at once" : "", (int)passed, (int)failed);
+               settled, threaded ? ", two threads' files at once" : "", (int)passed, (int)failed);
     MPI_Finalize();
     return failed != 0;
 }

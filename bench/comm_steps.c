@@ -1,0 +1,73 @@
+/*
+ * comm_steps: what a communicator costs through libagx-preload.so when a program makes
+ * one per step (MPI_Comm_dup, or MPI_Comm_split of MPI_COMM_WORLD in halves), as codes do
+ * per phase and PnetCDF per file. An unmodified MPI program (mpicc only): STEPS times, a
+ * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM) or MPI_Allgather of BYTES
+ * per rank on it, MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
+ * steps of the calls' time (the first call to the last; the communicator made before,
+ * the same plain or preloaded) in us. Run it plain and preloaded, in turn.
+ *   tools/agxrun -n P [--preload build/lib/libagx-preload.so] build/bin/comm_steps
+ *       [STEPS] [CALLS] [BYTES] [allreduce|allgather] [dup|split]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, p;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    int steps = argc > 1 ? atoi(argv[1]) : 100, calls = argc > 2 ? atoi(argv[2]) : 20;
+    long bytes = argc > 3 ? atol(argv[3]) : 8;
+    int gather = argc > 4 && !strcmp(argv[4], "allgather"), split = argc > 5 && !strcmp(argv[5], "split");
+    long n = bytes / (long)sizeof(long);
+    if (steps < 1 || calls < 1 || n < 1) {
+        if (!rank)
+            fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather] "
+                            "[dup|split]\n");
+        MPI_Finalize();
+        return 2;
+    }
+    long *in = malloc(sizeof(long) * (size_t)n), *out = malloc(sizeof(long) * (size_t)n * (size_t)p);
+    double *t = malloc(sizeof(double) * (size_t)steps);
+    int bad = 0;
+    for (int s = 0; s < steps; s++) {
+        MPI_Comm c;
+        if (split)
+            MPI_Comm_split(MPI_COMM_WORLD, rank < p / 2, rank, &c);
+        else
+            MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        int me, q;
+        MPI_Comm_rank(c, &me);
+        MPI_Comm_size(c, &q);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int k = 0; k < calls; k++) {
+            for (long i = 0; i < n; i++)
+                in[i] = (long)me * 1000003 + i + k + s;
+            if (gather)
+                MPI_Allgather(in, (int)n, MPI_LONG, out, (int)n, MPI_LONG, c);
+            else
+                MPI_Allreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c);
+            long i = k % n, want = (long)q * (q - 1) / 2 * 1000003 + (long)q * (i + k + s);
+            int r = k % q;
+            bad += gather ? out[r * n + i] != (long)r * 1000003 + i + k + s : out[i] != want;
+        }
+        t[s] = MPI_Wtime() - t0;
+        MPI_Comm_free(&c);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    double med = steps_median(t, steps);
+    if (!rank)
+        printf("comm_steps: %d ranks, %d %s communicators, %d %s of %ld B each: %.1f us (median)%s\n", p, steps,
+               split ? "split" : "dup", calls, gather ? "allgathers" : "allreduces", n * (long)sizeof(long),
+               med * 1e6, bad ? " WRONG RESULTS" : "");
+    free(in), free(out), free(t);
+    MPI_Finalize();
+    return bad != 0;
+}

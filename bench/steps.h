@@ -1,0 +1,23 @@
+/*
+ * What bench/file_steps.c and bench/comm_steps.c share (mpicc-only programs: no agx
+ * header or library): the median of a step's times.
+ */
+#ifndef AGX_BENCH_STEPS_H
+#define AGX_BENCH_STEPS_H
+
+#include <stdlib.h>
+
+static int steps_by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* v sorted; its middle element (the upper one of an even count). */
+static inline double steps_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, steps_by_value);
+    return v[n / 2];
+}
+
+#endif
