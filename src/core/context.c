@@ -123,7 +123,7 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
 }
 
 /* What the layers above drop at MPI_Finalize (agx_at_finalize), run after the contexts. */
-static void (*finals[8])(void);
+static void (*finals[16])(void);
 static int nfinals;
 
 void agx_at_finalize(void (*fn)(void))
