@@ -23,7 +23,8 @@
  * communicator keep running there (their plans own what they use; their tags are the
  * context's, and the next communicator's requests take the next ones). Up to KEPT per
  * process, the least recently kept made room for the newest; freed at MPI_Finalize.
- * AGX_KEEP_COMMS=0 keeps none. A private communicator that requests may still use when its
+ * AGX_KEEP_COMMS=0 keeps none and agrees nothing (an MPI_Comm_dup at every communicator's
+ * first call, as before). A private communicator that requests may still use when its
  * context is freed is parked until MPI_Finalize (agx_ctx_park).
  */
 #include "core.h"
@@ -175,9 +176,9 @@ static void adopt(agx_ctx *ctx, agx_ctx *k)
 
 int agx_ctx_share(agx_ctx *ctx, int *fresh)
 {
-    long long v[4];
-    agx_ctx *k = offer(ctx, v);
-    int rc = PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, ctx->user);
+    long long v[4] = {-1, 1, 0, -1};
+    agx_ctx *k = keep_on() ? offer(ctx, v) : NULL; /* the environment is the same on every rank */
+    int rc = keep_on() ? PMPI_Allreduce(MPI_IN_PLACE, v, 4, MPI_LONG_LONG, MPI_MAX, ctx->user) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && k && agx_kept_same(v[0], v[1])) { /* every rank offered this one */
         adopt(ctx, k);
         *fresh = 2;
@@ -188,7 +189,7 @@ int agx_ctx_share(agx_ctx *ctx, int *fresh)
     if (rc != MPI_SUCCESS || (rc = MPI_Comm_dup(ctx->user, &ctx->pcomm)) != MPI_SUCCESS)
         return rc;
     MPI_Comm_set_errhandler(ctx->pcomm, MPI_ERRORS_RETURN);
-    ctx->kept_id = agx_kept_id(v[2], v[3]);
+    ctx->kept_id = keep_on() ? agx_kept_id(v[2], v[3]) : -1;
     *fresh = 1;
     return MPI_SUCCESS;
 }
