@@ -8,33 +8,35 @@
 
 #include <stdio.h>
 
-/* The collective set-up of the first call: the private communicator (core), then the
+/* The collective set-up of the first call: the private communicator (core: a kept
+ * context's, or a new duplicate), the choice state (the kept context's whole where none
+ * was made yet; its learned classes into the one agx_comm_set_algorithm made), then the
  * agreement on the rules file. */
-static int setup(agx_ctx *ctx, agx_sel *sel)
+static int setup(agx_ctx *ctx, agx_sel **sel)
 {
     int fresh, rc = agx_ctx_setup(ctx, &fresh);
-    int n = rc == MPI_SUCCESS ? agx_sel_take(ctx, sel) : -1;
-    if (n >= 0 && ctx->rank == 0 && agx_env_flag("AGX_VERBOSE")) {
+    if (rc != MPI_SUCCESS || (rc = agx_sel_get(ctx, sel)) != MPI_SUCCESS)
+        return rc;
+    agx_sel_take(ctx, *sel);
+    if (fresh == 2 && ctx->rank == 0 && agx_env_flag("AGX_VERBOSE")) {
         char name[MPI_MAX_OBJECT_NAME] = "";
         int len = 0;
         MPI_Comm_get_name(ctx->user, name, &len);
         fprintf(stderr, "agx: %s, %d ranks: takes what agx kept from a freed communicator of the same ranks "
                 "(its private communicator, %d learned classes): no MPI_Comm_dup, nothing learned again\n",
-                len ? name : "a communicator", ctx->p, n);
+                len ? name : "a communicator", ctx->p, (*sel)->nlearn);
     }
-    if (rc == MPI_SUCCESS && !sel->rules_agreed) {
-        sel->rules_agreed = 1;
-        rc = agx_rules_agree(ctx, sel);
+    if (!(*sel)->rules_agreed) {
+        (*sel)->rules_agreed = 1;
+        rc = agx_rules_agree(ctx, *sel);
     }
     return rc;
 }
 
 int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel)
 {
-    int rc;
-    if ((rc = agx_ctx_get(comm, ctx)) != MPI_SUCCESS || (rc = agx_sel_get(*ctx, sel)) != MPI_SUCCESS)
-        return rc;
-    return setup(*ctx, *sel);
+    int rc = agx_ctx_get(comm, ctx);
+    return rc != MPI_SUCCESS ? rc : setup(*ctx, sel);
 }
 
 /* The communicator: checked at once (there is nothing to agree over without one); its
@@ -61,8 +63,7 @@ int agx_call_begin(agx_args *a, const char *fn)
     if ((rc = agx_ctx_get(a->user_comm, &ctx)) != MPI_SUCCESS)
         return rc;
     a->ctx = ctx;
-    if ((rc = agx_sel_get(ctx, &a->sel)) != MPI_SUCCESS || (rc = check_comm(a, fn)) != MPI_SUCCESS ||
-        (rc = setup(ctx, a->sel)) != MPI_SUCCESS)
+    if ((rc = check_comm(a, fn)) != MPI_SUCCESS || (rc = setup(ctx, &a->sel)) != MPI_SUCCESS)
         return rc;
     a->comm = ctx->pcomm;
     a->rank = ctx->rank;

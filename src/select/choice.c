@@ -91,6 +91,19 @@ int agx_sel_get(agx_ctx *ctx, agx_sel **out)
         *out = sel;
         return MPI_SUCCESS;
     }
+    if ((sel = ctx->carried.p)) { /* a kept context's, made under the same environment */
+        ctx->carried.p = NULL, ctx->carried.release = NULL;
+        for (int op = 0; op < AGX_OP_LAST; op++) { /* what a program set on the freed communicator */
+            sel->last[op] = -1, sel->last_kind[op] = AGX_KIND_INTRA;
+            for (int k = 0; k < AGX_KIND_LAST; k++)
+                sel->forced[k][op] = -1, sel->warned[k][op] = 0;
+        }
+        memset(sel->file_memo, 0, sizeof sel->file_memo);
+        sel->gen++, sel->nvseen = 0;
+        agx_ctx_attach(ctx, AGX_SLOT_SELECT, sel, sel_free);
+        *out = sel;
+        return MPI_SUCCESS;
+    }
     if (!(sel = calloc(1, sizeof *sel)))
         return agx_error(MPI_ERR_NO_MEM, "out of memory for a communicator's choice state");
     for (int op = 0; op < AGX_OP_LAST; op++) {
@@ -116,8 +129,8 @@ int agx_sel_take(agx_ctx *ctx, agx_sel *sel)
     agx_sel *old = ctx->carried.p;
     if (!old)
         return -1;
-    /* agreed state of the same ranks: the learned classes, the rules file's agreement; not
-     * what a program set on the freed communicator (agx_comm_set_algorithm) */
+    /* agreed state of the same ranks: the learned classes, the rules file's agreement; sel
+     * keeps what the program set on this communicator (agx_comm_set_algorithm) */
     agx_learn *l = sel->learn;
     int n = sel->nlearn, cap = sel->caplearn;
     sel->learn = old->learn, sel->nlearn = old->nlearn, sel->caplearn = old->caplearn;

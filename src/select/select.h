@@ -301,11 +301,13 @@ typedef struct agx_sel {
     agx_learn *learn;           /* the classes seen (adapt.c) */
     int nlearn, caplearn;
 } agx_sel;
-/* The choice state of ctx, made (reading the environment) on first use. */
+/* The choice state of ctx, made (reading the environment) on first use, or the kept
+ * context's that ctx took (ctx->carried: made under the same environment), less what a
+ * program set on its communicator. */
 int agx_sel_get(agx_ctx *ctx, agx_sel **out);
 /* The choice state of a kept context ctx took at its set-up (ctx->carried, src/core/
- * ctx_kept.c) into sel: its learned classes (how many; -1: none carried) and the rules
- * file's agreement. */
+ * ctx_kept.c) into sel, made before (agx_comm_set_algorithm): its learned classes (how
+ * many; -1: none carried) and the rules file's agreement. */
 int agx_sel_take(agx_ctx *ctx, agx_sel *sel);
 /* The algorithm forced on (op, kind): per communicator, else environment; -1: none. */
 int agx_sel_forced(const agx_sel *sel, agx_op op, agx_kind kind);

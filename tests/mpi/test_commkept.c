@@ -117,12 +117,15 @@ int main(int argc, char **argv)
 
     MPI_Comm c; /* a forced algorithm stays with its communicator */
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    agx_comm_set_algorithm(c, AGX_OP_ALLREDUCE, "ring");
+    agx_comm_set_algorithm(c, AGX_OP_ALLREDUCE, "ring"); /* before its first call: taken with the kept one */
     calls(c, step++);
+    const char *last = "none";
+    agx_comm_last_algorithm(c, AGX_OP_ALLREDUCE, &last);
+    CHECK(size < 2 || !strcmp(last, "ring"), "the forced communicator ran %s", last);
     MPI_Comm_free(&c);
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
     long x = 1, y = 0;
-    const char *last = "none";
+    last = "none";
     agx_allreduce(&x, &y, 1, MPI_LONG, MPI_SUM, c);
     agx_comm_last_algorithm(c, AGX_OP_ALLREDUCE, &last);
     CHECK(y == size && (size < 2 || strcmp(last, "ring") != 0), "the next communicator ran %s (sum %ld)", last, y);
