@@ -93,7 +93,7 @@ void agx_ctx_park(MPI_Comm c)
 int agx_ctx_keep(agx_ctx *ctx)
 {
     if (ctx->kind != AGX_KIND_INTRA || ctx->pcomm_borrowed || ctx->pcomm == MPI_COMM_NULL || ctx->kept_id < 0 ||
-        !keep_on())
+        ctx->carried.p || !keep_on()) /* carried: a taken state its set-up never took in (an error) */
         return 0;
     for (int i = AGX_SLOT_LAST - 1; i > AGX_SLOT_SELECT; i--) { /* the select layer's alone goes on */
         if (ctx->slot[i].p && ctx->slot[i].release)
