@@ -84,8 +84,11 @@ static void look(int *took, int *learned)
     fflush(stderr);
     char line[2048];
     clearerr(log_.f);
-    while (fgets(line, sizeof line, log_.f))
+    while (fgets(line, sizeof line, log_.f)) {
         *took += strstr(line, "takes what agx kept") != NULL, *learned += strstr(line, "allreduce learned on") != NULL;
+        if (!strncmp(line, "FAIL", 4)) /* rank 0's own failures: shown, not only read */
+            fputs(line, stdout);
+    }
 }
 
 static MPI_Comm thread_world[THREADS];
@@ -166,13 +169,16 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         steps(half, 1, step++);
     look(&took, &learned);
-    CHECK(rank || !exact || took == 2, "reversed, halves: %d took a kept context here, not 2", took);
+    /* at least 2: with regions (AGX_REGION_SIZE) agx's own lane communicators of a
+     * region's first ranks are kept too, and a half may be congruent with one */
+    CHECK(rank || !exact || took >= 2, "reversed, halves: %d took a kept context here, not at least 2", took);
     steps(MPI_COMM_WORLD, MANY, step), step += MANY; /* more than are kept */
     steps(MPI_COMM_WORLD, 1, step++);
     MPI_Comm_free(&rev);
     MPI_Comm_free(&half);
 
     int threaded = mt_threads(THREADS, thread_world, thread_steps);
+    look(&took, &learned);
     mt_log_end(&log_);
     if (!rank)
         printf("test_commkept: %d steps%s; %d checks passed, %d failed\n", step,
