@@ -2,12 +2,12 @@
  * comm_steps: what a communicator costs through libagx-preload.so when a program makes
  * one per step (MPI_Comm_dup, or MPI_Comm_split of MPI_COMM_WORLD in halves), as codes do
  * per phase and PnetCDF per file. An unmodified MPI program (mpicc only): STEPS times, a
- * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM) or MPI_Allgather of BYTES
- * per rank on it, MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
+ * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM), MPI_Allgather or
+ * MPI_Alltoallv (BYTES to every rank) of BYTES per rank on it, MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
  * steps of the calls' time (the first call to the last; the communicator made before,
  * the same plain or preloaded) in us. Run it plain and preloaded, in turn.
  *   tools/agxrun -n P [--preload build/lib/libagx-preload.so] build/bin/comm_steps
- *       [STEPS] [CALLS] [BYTES] [allreduce|allgather] [dup|split]
+ *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv] [dup|split]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -24,7 +24,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int steps = argc > 1 ? atoi(argv[1]) : 100, calls = argc > 2 ? atoi(argv[2]) : 20;
     long bytes = argc > 3 ? atol(argv[3]) : 8;
-    int gather = argc > 4 && !strcmp(argv[4], "allgather"), split = argc > 5 && !strcmp(argv[5], "split");
+    int gather = argc > 4 && !strcmp(argv[4], "allgather"), a2a = argc > 4 && !strcmp(argv[4], "alltoallv");
+    int split = argc > 5 && !strcmp(argv[5], "split");
     long n = bytes / (long)sizeof(long);
     if (steps < 1 || calls < 1 || n < 1) {
         if (!rank)
@@ -33,7 +34,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
-    long *in = malloc(sizeof(long) * (size_t)n), *out = malloc(sizeof(long) * (size_t)n * (size_t)p);
+    long *in = malloc(sizeof(long) * (size_t)n * (size_t)p), *out = malloc(sizeof(long) * (size_t)n * (size_t)p);
+    int *cnt = malloc(sizeof(int) * (size_t)p * 2), *dis = cnt + p;
     double *t = malloc(sizeof(double) * (size_t)steps);
     int bad = 0;
     for (int s = 0; s < steps; s++) {
@@ -48,26 +50,33 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         for (int k = 0; k < calls; k++) {
-            for (long i = 0; i < n; i++)
+            for (long i = 0; i < n * (a2a ? q : 1); i++) /* alltoallv: block j to rank j */
                 in[i] = (long)me * 1000003 + i + k + s;
-            if (gather)
+            for (int j = 0; j < q; j++)
+                cnt[j] = (int)n, dis[j] = j * (int)n;
+            if (a2a)
+                MPI_Alltoallv(in, cnt, dis, MPI_LONG, out, cnt, dis, MPI_LONG, c);
+            else if (gather)
                 MPI_Allgather(in, (int)n, MPI_LONG, out, (int)n, MPI_LONG, c);
             else
                 MPI_Allreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c);
             long i = k % n, want = (long)q * (q - 1) / 2 * 1000003 + (long)q * (i + k + s);
             int r = k % q;
-            bad += gather ? out[r * n + i] != (long)r * 1000003 + i + k + s : out[i] != want;
+            if (a2a) /* rank r's block me */
+                bad += out[r * n + i] != (long)r * 1000003 + me * n + i + k + s;
+            else
+                bad += gather ? out[r * n + i] != (long)r * 1000003 + i + k + s : out[i] != want;
         }
         t[s] = MPI_Wtime() - t0;
         MPI_Comm_free(&c);
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double med = steps_median(t, steps);
+    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : "allreduces";
     if (!rank)
         printf("comm_steps: %d ranks, %d %s communicators, %d %s of %ld B each: %.1f us (median)%s\n", p, steps,
-               split ? "split" : "dup", calls, gather ? "allgathers" : "allreduces", n * (long)sizeof(long),
-               med * 1e6, bad ? " WRONG RESULTS" : "");
-    free(in), free(out), free(t);
+               split ? "split" : "dup", calls, what, n * (long)sizeof(long), med * 1e6, bad ? " WRONG RESULTS" : "");
+    free(in), free(out), free(t), free(cnt);
     MPI_Finalize();
     return bad != 0;
 }

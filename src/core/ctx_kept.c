@@ -5,9 +5,11 @@
  * new communicator, an MPI_Comm_dup for the private communicator, the node map and shared
  * segments again, and (AGX_ADAPT) a learning window per class of calls: 4 ranks of this VM,
  * 20 allreduces of 8 B per communicator, ran 3-5x the library's time. Kept, the next
- * communicator takes the private communicator with everything set up on it and the choice
- * state's learned classes (the select layer takes them from ctx->carried): no
- * MPI_Comm_dup, no window again.
+ * communicator takes the private communicator with everything set up on it, the choice
+ * state's learned classes (the select layer takes them from ctx->carried) and alltoallv's
+ * state (its last pattern, and its settling on the library's call, whose re-checks go on
+ * growing apart; the new communicator's first call is an agreed one, the choice state's
+ * generation having moved): no MPI_Comm_dup, no window again.
  *
  * Which kept context a communicator takes is agreed at its first collective call, in one
  * MPI_Allreduce on the communicator in place of the MPI_Comm_dup: each rank offers the
@@ -95,7 +97,9 @@ int agx_ctx_keep(agx_ctx *ctx)
     if (ctx->kind != AGX_KIND_INTRA || ctx->pcomm_borrowed || ctx->pcomm == MPI_COMM_NULL || ctx->kept_id < 0 ||
         ctx->carried.p || !keep_on()) /* carried: a taken state its set-up never took in (an error) */
         return 0;
-    for (int i = AGX_SLOT_LAST - 1; i > AGX_SLOT_SELECT; i--) { /* the select layer's alone goes on */
+    for (int i = AGX_SLOT_LAST - 1; i > AGX_SLOT_SELECT; i--) { /* the choice state and alltoallv's go on */
+        if (i == AGX_SLOT_A2A)
+            continue;
         if (ctx->slot[i].p && ctx->slot[i].release)
             ctx->slot[i].release(ctx->slot[i].p);
         ctx->slot[i].p = NULL, ctx->slot[i].release = NULL;
@@ -171,6 +175,7 @@ static void adopt(agx_ctx *ctx, agx_ctx *k)
         ctx->shm[i] = k->shm[i], ctx->scratch[i] = k->scratch[i], ctx->scratch_size[i] = k->scratch_size[i];
     ctx->req_seq = k->req_seq, ctx->kept_id = k->kept_id, ctx->orphans = k->orphans;
     ctx->carried = k->slot[AGX_SLOT_SELECT];
+    ctx->slot[AGX_SLOT_A2A] = k->slot[AGX_SLOT_A2A]; /* agreed state; its first call is agreed */
     free(k);
 }
 
