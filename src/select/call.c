@@ -17,7 +17,8 @@ static int setup(agx_ctx *ctx, agx_sel **sel)
     int fresh, rc = agx_ctx_setup(ctx, &fresh);
     if (rc != MPI_SUCCESS || (rc = agx_sel_get(ctx, sel)) != MPI_SUCCESS)
         return rc;
-    agx_sel_take(ctx, *sel);
+    if (ctx->carried.p) /* a kept context's state, into the one made before (rare: not per call) */
+        agx_sel_take(ctx, *sel);
     if (fresh == 2 && ctx->rank == 0 && agx_env_flag("AGX_VERBOSE")) {
         char name[MPI_MAX_OBJECT_NAME] = "";
         int len = 0;
