@@ -106,10 +106,18 @@ static int has(const agx_args *a, const agx_learn *e, int idx)
  * whatever the algorithm: agx's add their own cost to it and nothing else (the fastest of
  * them 0.80-5.1x the library's time, median 1.44, over 180 shape-runs 8 B-256 KiB;
  * docs/RESULTS.md "Two ranks: the library's call"), and a window of their first looks
- * cost up to 14% of 1000 calls of 0.5 us: such a class runs native, untimed. */
+ * cost up to 14% of 1000 calls of 0.5 us: such a class runs native, untimed. So does an
+ * allreduce of a vector under AGX_LEARN_PAIR_AR bytes that learns at all (exact, or
+ * AGX_ADAPT=any): every agx algorithm took 1.0-4x the library's time there, and the first
+ * class's window paid a node-shared segment, 0.4-1.2 ms, once per communicator
+ * (docs/RESULTS.md "Two ranks: small allreduces the library's"). */
+#define AGX_LEARN_PAIR_AR 2048
 int agx_learn_pair(const agx_args *a)
 {
-    return a->p == 2 && a->op != AGX_OP_ALLREDUCE;
+    if (a->p != 2)
+        return 0;
+    return a->op != AGX_OP_ALLREDUCE ||
+           (a->msg_bytes < AGX_LEARN_PAIR_AR && (a->u.ar.exact || a->sel->adapt >= 2));
 }
 
 /* Whether the learned class nearest to key's size (same operation, kind and sub-class,

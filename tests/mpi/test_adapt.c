@@ -162,14 +162,23 @@ int main(int argc, char **argv)
             EXPECT(!strcmp(name, "native"), "%s on 2 ranks, call %d: ran %s, not the library's (no window there)",
                    agx_op_name((agx_op)c.op), i, name);
         }
-    /* an integer allreduce on two ranks keeps its window, without timing twice what sends
-     * the same one exchange (same_on_two: dissemination, dissemination_radix,
-     * recursive_doubling); more than one candidate runs in it */
-    int ran[64] = {0}, twins = 0, kinds = 0;
-    for (int i = 0; i < window && psize == 2; i++) {
+    /* an integer allreduce on two ranks under 2 KiB: the library's, untimed, every call */
+    for (int i = 0; i < 24 && psize == 2; i++) {
         int v[2] = {prank + i, 1}, w[2] = {0, 0};
         EXPECT(agx_allreduce(v, w, 2, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1] == 2,
-               "allreduce on 2 ranks, call %d: %d %d", i, w[0], w[1]);
+               "allreduce of 8 B on 2 ranks, call %d: %d %d", i, w[0], w[1]);
+        agx_comm_last_algorithm(pair, AGX_OP_ALLREDUCE, &name);
+        EXPECT(!strcmp(name, "native"), "allreduce of 8 B on 2 ranks, call %d: ran %s, not the library's", i, name);
+    }
+    /* from 2 KiB it keeps its window, without timing twice what sends the same one
+     * exchange (same_on_two: dissemination, dissemination_radix, recursive_doubling);
+     * more than one candidate runs in it */
+    int ran[64] = {0}, twins = 0, kinds = 0, *v = calloc(1024, sizeof *v), *w = calloc(1024, sizeof *w);
+    for (int i = 0; i < window && psize == 2 && v && w; i++) {
+        v[0] = prank + i, v[1023] = 1;
+        EXPECT(agx_allreduce(v, w, 1024, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1023] == 2 &&
+                   w[512] == 0,
+               "allreduce of 4 KiB on 2 ranks, call %d: %d %d %d", i, w[0], w[512], w[1023]);
         agx_comm_last_algorithm(pair, AGX_OP_ALLREDUCE, &name);
         int k = alg_index(AGX_OP_ALLREDUCE, name);
         if (k >= 0 && k < 64 && !ran[k]++) {
@@ -178,8 +187,9 @@ int main(int argc, char **argv)
                      !strcmp(name, "recursive_doubling");
         }
     }
-    EXPECT(psize < 2 || (twins <= 1 && kinds > 1), "allreduce on 2 ranks: %d algorithms ran in the window, %d of "
-           "them one exchange alike (at most 1)", kinds, twins);
+    EXPECT(psize < 2 || (twins <= 1 && kinds > 1), "allreduce of 4 KiB on 2 ranks: %d algorithms ran in the window, "
+           "%d of them one exchange alike (at most 1)", kinds, twins);
+    free(v), free(w);
     cg_slot_free(&s2);
     MPI_Comm_free(&pair);
     int tot[2], mine[2] = {fails + bad, errs};
