@@ -41,8 +41,7 @@ int agx_repeat_run(agx_ctx *ctx, agx_args *a);
  * with no copy of the arguments (2 ranks, 8 B: the library's call takes 0.2-0.3 us). */
 static inline void agx_repeat_note(agx_ctx *ctx, const agx_args *a)
 {
-    if (__atomic_load_n(&ctx->lq_head, __ATOMIC_ACQUIRE)) /* requests queued (rare): post them */
-        agx_req_flush(ctx);
+    agx_req_flush_queued(ctx);
     a->sel->last[a->op] = (int)(a->alg - a->table->algs);
     a->sel->last_kind[a->op] = a->kind;
 }

@@ -198,18 +198,13 @@ static int allgather_family(agx_args *a, int color, const char *fn)
     return agx_ig_io_end(a, &io, rc);
 }
 
-int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+/* Every allgather but a repeat that goes to the library's call: out of line, so that
+ * one's path keeps a small frame (as agx_allreduce's). */
+static __attribute__((noinline)) int allgather_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                                    MPI_Comm comm, agx_ctx *ctx, const agx_ag_memo *m)
 {
-    agx_ctx *ctx;
-    const agx_ag_memo *m;
-    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
-        (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx))) {
-        if (m->native) {
-            agx_repeat_note(ctx, &m->a);
-            return agx_raise(comm, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                                  m->a.comm));
-        }
+    if (m) {
         agx_args a = m->a;
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
@@ -222,19 +217,25 @@ int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     return agx_raise(comm, allgather_family(&a, -1, "agx_allgather"));
 }
 
-int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm)
+int agx_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    agx_ctx *ctx;
-    const agx_ag_memo *m;
+    agx_ctx *ctx = NULL;
+    const agx_ag_memo *m = NULL;
     if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
-        (m = allgatherv_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, ctx))) {
-        if (m->native) {
-            agx_repeat_note(ctx, &m->a);
-            return agx_raise(comm, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                                   recvtype, m->a.comm));
-        }
+        (m = allgather_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, ctx)) && m->native) {
+        agx_repeat_note(ctx, &m->a);
+        return agx_raise(comm, PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, m->a.comm));
+    }
+    return allgather_other(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ctx, m);
+}
+
+static __attribute__((noinline)) int allgatherv_other(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                                     MPI_Datatype recvtype, MPI_Comm comm, agx_ctx *ctx,
+                                                     const agx_ag_memo *m)
+{
+    if (m) {
         agx_args a = m->a; /* the memo's arguments, on this call's buffers and arrays */
         a.u.ag.sendbuf = sendbuf;
         a.u.ag.recvbuf = recvbuf;
@@ -248,6 +249,22 @@ int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                            .recvbuf = recvbuf, .recvcounts = recvcounts, .displs = displs,
                            .recvtype = recvtype}};
     return agx_raise(comm, allgather_family(&a, -1, "agx_allgatherv"));
+}
+
+int agx_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    agx_ctx *ctx = NULL;
+    const agx_ag_memo *m = NULL;
+    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
+        (m = allgatherv_repeat(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, ctx)) &&
+        m->native) {
+        agx_repeat_note(ctx, &m->a);
+        return agx_raise(comm, PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                               recvtype, m->a.comm));
+    }
+    return allgatherv_other(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ctx, m);
 }
 
 int agx_intergroup_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

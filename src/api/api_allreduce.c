@@ -120,17 +120,13 @@ int agx_allreduce_exact(MPI_Datatype datatype, MPI_Op op)
     return g.exact && !g.unproven;
 }
 
-int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm)
+/* Every call but a repeat that goes to the library's call: out of line, so that one's
+ * path keeps a small frame. */
+static __attribute__((noinline)) int allreduce_other(const void *sendbuf, void *recvbuf, int count,
+                                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                                    agx_ctx *ctx, const ar_memo *m)
 {
-    agx_ctx *ctx;
-    const ar_memo *m;
-    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
-        (m = repeat(sendbuf, recvbuf, count, datatype, op, ctx))) {
-        if (m->native) {
-            agx_repeat_note(ctx, &m->a);
-            return agx_raise(comm, PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, m->a.comm));
-        }
+    if (m) {
         agx_args a = m->a;
         a.u.ar.sendbuf = sendbuf;
         a.u.ar.recvbuf = recvbuf;
@@ -139,6 +135,19 @@ int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     agx_args a = {.op = AGX_OP_ALLREDUCE, .user_comm = comm,
                   .u.ar = {.sendbuf = sendbuf, .recvbuf = recvbuf, .count = count, .type = datatype, .op = op}};
     return agx_raise(comm, allreduce(&a, "agx_allreduce"));
+}
+
+int agx_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm)
+{
+    agx_ctx *ctx = NULL;
+    const ar_memo *m = NULL;
+    if (comm != MPI_COMM_NULL && agx_ctx_get(comm, &ctx) == MPI_SUCCESS &&
+        (m = repeat(sendbuf, recvbuf, count, datatype, op, ctx)) && m->native) {
+        agx_repeat_note(ctx, &m->a);
+        return agx_raise(comm, PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, m->a.comm));
+    }
+    return allreduce_other(sendbuf, recvbuf, count, datatype, op, comm, ctx, m);
 }
 
 /* ---- requests: agx_allreduce_init, agx_iallreduce: a plan of the chosen algorithm where

@@ -309,6 +309,19 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
     return rc;
 }
 
+/* Every alltoallv but a settled one's: out of line, so that one's path keeps a small
+ * frame (as agx_allreduce's). */
+static __attribute__((noinline)) int alltoallv_other(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
+                  .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
+                            .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
+                            .rdispls = rdispls, .recvtype = recvtype}};
+    return agx_raise(comm, alltoallv(&a, "agx_alltoallv", NULL));
+}
+
 int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                   MPI_Comm comm)
@@ -321,17 +334,13 @@ int agx_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
         st->settled && (sel = agx_ctx_slot(ctx, AGX_SLOT_SELECT)) && st->gen == sel->gen &&
         st->since + 1 < st->period) {
         st->since++;
-        agx_req_flush(ctx); /* a blocking call posts on the private communicator in program order */
+        agx_req_flush_queued(ctx); /* a blocking call posts on the private communicator in program order */
         sel->last[AGX_OP_ALLTOALLV] = st->settled - 1;
         sel->last_kind[AGX_OP_ALLTOALLV] = AGX_KIND_INTRA;
         return agx_raise(comm, PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                               recvtype, ctx->pcomm));
     }
-    agx_args a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm,
-                  .u.a2a = {.sendbuf = sendbuf, .sendcounts = sendcounts, .sdispls = sdispls,
-                            .sendtype = sendtype, .recvbuf = recvbuf, .recvcounts = recvcounts,
-                            .rdispls = rdispls, .recvtype = recvtype}};
-    return agx_raise(comm, alltoallv(&a, "agx_alltoallv", NULL));
+    return alltoallv_other(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 }
 
 /* agx_ialltoallv: the library's MPI_Ialltoallv at each start, on arguments agx checked as

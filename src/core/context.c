@@ -16,25 +16,10 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 static agx_ctx *live;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The last (communicator, context) pair each thread looked up, so a program that calls
- * on one communicator pays no attribute lookup per call. Every context freed bumps the
- * generation, which empties every thread's entry: a freed handle reused by a new
- * communicator is never taken for the old one. */
-static atomic_uint ctx_gen;
-#ifdef AGX_SMPI
-/* SimGrid runs many ranks on one thread; it privatises each rank's globals, not TLS */
-#define AGX_HOT_STORAGE static
-#else
-/* initial-exec: a load at a fixed offset from the thread pointer, where a shared library's
- * default model calls __tls_get_addr at every lookup; the few bytes come from the static
- * TLS block, or its surplus when a program dlopens libagx */
-#define AGX_HOT_STORAGE static _Thread_local __attribute__((tls_model("initial-exec")))
-#endif
-AGX_HOT_STORAGE struct {
-    MPI_Comm comm;
-    agx_ctx *ctx;
-    unsigned gen;
-} hot;
+/* The last (communicator, context) pair each thread looked up, and the generation that
+ * empties them (core.h, agx_ctx_get). */
+atomic_uint agx_ctx_gen;
+AGX_HOT_STORAGE agx_ctx_hot agx_hot;
 
 /* Set when MPI_Finalize runs the MPI_COMM_SELF hook: every context is freed there, so a
  * later delete callback (an MPI may also delete MPI_COMM_WORLD's attributes) has nothing
@@ -43,7 +28,7 @@ static int finalizing;
 
 static void ctx_free(agx_ctx *ctx)
 {
-    atomic_fetch_add_explicit(&ctx_gen, 1, memory_order_acq_rel);
+    atomic_fetch_add_explicit(&agx_ctx_gen, 1, memory_order_acq_rel);
     pthread_mutex_lock(&lock);
     if (ctx->prev)
         ctx->prev->next = ctx->next;
@@ -192,13 +177,13 @@ static int keyvals_create(void)
     return rc;
 }
 
-int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
+int agx_ctx_find(MPI_Comm comm, agx_ctx **out)
 {
     int rc, found = 0, inter = 0;
     void *val;
-    unsigned gen = atomic_load_explicit(&ctx_gen, memory_order_acquire);
-    if (hot.ctx && hot.comm == comm && hot.gen == gen) {
-        *out = hot.ctx;
+    unsigned gen = atomic_load_explicit(&agx_ctx_gen, memory_order_acquire);
+    if (agx_hot.ctx && agx_hot.comm == comm && agx_hot.gen == gen) {
+        *out = agx_hot.ctx;
         return MPI_SUCCESS;
     }
     if ((rc = keyvals_create()) != MPI_SUCCESS)
@@ -206,7 +191,7 @@ int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
     if ((rc = MPI_Comm_get_attr(comm, comm_keyval, &val, &found)) != MPI_SUCCESS)
         return rc;
     if (found) {
-        hot.comm = comm, hot.ctx = val, hot.gen = gen;
+        agx_hot.comm = comm, agx_hot.ctx = val, agx_hot.gen = gen;
         *out = val;
         return MPI_SUCCESS;
     }

@@ -12,9 +12,9 @@
 #include "patterns.h"
 #include "locality.h"
 
-#include <stddef.h>
-
 #include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
 
 /* ---- block layout ---------------------------------------------------------------------
  * A buffer seen as blocks: block i is count(i) elements of `type` at buf + displ(i) *
@@ -93,8 +93,36 @@ struct agx_ctx {
                                 * the select layer takes its learned state (call.c) */
     struct agx_ctx *prev, *next;
 };
+int agx_ctx_find(MPI_Comm comm, agx_ctx **out); /* agx_ctx_get's lookup, out of line */
+/* The last (communicator, context) pair each thread looked up (context.c): no attribute
+ * lookup per call, inline on a repeated call's path. Every context freed bumps
+ * agx_ctx_gen, which empties every thread's entry: a freed handle reused by a new
+ * communicator is never taken for the old one. Thread-local in the initial-exec model (a
+ * load at a fixed offset from the thread pointer, where a shared library's default model
+ * calls __tls_get_addr); under SimGrid, which runs many ranks on one thread and
+ * privatises each rank's globals, not TLS, a global. */
+typedef struct {
+    MPI_Comm comm;
+    agx_ctx *ctx;
+    unsigned gen;
+} agx_ctx_hot;
+#ifdef AGX_SMPI
+#define AGX_HOT_STORAGE
+#else
+#define AGX_HOT_STORAGE _Thread_local __attribute__((tls_model("initial-exec")))
+#endif
+extern AGX_HOT_STORAGE agx_ctx_hot agx_hot;
+extern atomic_uint agx_ctx_gen;
 /* The context of comm, created (locally, no communication) on first use. */
-int agx_ctx_get(MPI_Comm comm, agx_ctx **out);
+static inline int agx_ctx_get(MPI_Comm comm, agx_ctx **out)
+{
+    agx_ctx *c = agx_hot.ctx;
+    if (c && agx_hot.comm == comm && agx_hot.gen == atomic_load_explicit(&agx_ctx_gen, memory_order_acquire)) {
+        *out = c;
+        return MPI_SUCCESS;
+    }
+    return agx_ctx_find(comm, out);
+}
 /* Collective set-up at the first collective call (the private communicator; the regions
  * when counters are on); *fresh = 1 when this call made the private communicator, 2 when
  * it took a kept one (ctx_kept.c; ctx->carried then holds the kept select slot). Every
@@ -363,5 +391,10 @@ int agx_req_tag(agx_ctx *ctx);
  * communicator's collectives in one order (src/core/request_lib.c). Cheap when none is
  * queued. */
 void agx_req_flush(agx_ctx *ctx);
+static inline void agx_req_flush_queued(agx_ctx *ctx) /* the test inline: a repeated call's */
+{
+    if (__atomic_load_n(&ctx->lq_head, __ATOMIC_ACQUIRE)) /* requests queued (rare) */
+        agx_req_flush(ctx);
+}
 
 #endif
