@@ -197,16 +197,19 @@ AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI
  * does not, MPI_Recv or a barrier, for a peer that needs them): then agx's request
  * handed to MPI as a generalized request (agx_request_mpi), where it is faster than the
  * library's own call (AGX_ADAPT: timed at a size class's first call, preload_nbtune.c);
- * otherwise the library's own call. An alltoallv request would run the library's call inside agx anyway: not
- * intercepted. */
+ * otherwise the library's own. (An alltoallv request would run the library's anyway.) */
 int agx_preload_async_ok(int op)
 {
     static int said;
+    static int async; /* thread on (1) or off (-1): fixed from the first ask to MPI_Finalize */
     if (!enabled(op)) {
         agx_preload_left(op, AGX_LEFT_ENABLE);
         return 0;
     }
-    if (agx_progress_async())
+    int on = __atomic_load_n(&async, __ATOMIC_RELAXED);
+    if (!on)
+        __atomic_store_n(&async, on = agx_progress_async() ? 1 : -1, __ATOMIC_RELAXED);
+    if (on > 0)
         return 1;
     agx_preload_left(op, AGX_LEFT_THREAD);
     if (!said && agx_preload_set("AGX_VERBOSE")) {
