@@ -3,11 +3,13 @@
  * one per step (MPI_Comm_dup, or MPI_Comm_split of MPI_COMM_WORLD in halves), as codes do
  * per phase and PnetCDF per file. An unmodified MPI program (mpicc only): STEPS times, a
  * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM), MPI_Allgather or
- * MPI_Alltoallv (BYTES to every rank) of BYTES per rank on it, MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
+ * MPI_Alltoallv (BYTES to every rank) of BYTES per rank on it, or MPI_Iallreduce then
+ * MPI_Wait (the program then initialises with MPI_THREAD_MULTIPLE, as agx's progress
+ * thread needs: AGX_PROGRESS_THREAD=1), MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
  * steps of the calls' time (the first call to the last; the communicator made before,
  * the same plain or preloaded) in us. Run it plain and preloaded, in turn.
  *   tools/agxrun -n P [--preload build/lib/libagx-preload.so] build/bin/comm_steps
- *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv] [dup|split]
+ *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce] [dup|split]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -18,8 +20,11 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, p;
+    int rank, p, nb = argc > 4 && !strcmp(argv[4], "iallreduce"), level;
+    if (nb)
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int steps = argc > 1 ? atoi(argv[1]) : 100, calls = argc > 2 ? atoi(argv[2]) : 20;
@@ -29,7 +34,7 @@ int main(int argc, char **argv)
     long n = bytes / (long)sizeof(long);
     if (steps < 1 || calls < 1 || n < 1) {
         if (!rank)
-            fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather] "
+            fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather|alltoallv|iallreduce] "
                             "[dup|split]\n");
         MPI_Finalize();
         return 2;
@@ -58,6 +63,11 @@ int main(int argc, char **argv)
                 MPI_Alltoallv(in, cnt, dis, MPI_LONG, out, cnt, dis, MPI_LONG, c);
             else if (gather)
                 MPI_Allgather(in, (int)n, MPI_LONG, out, (int)n, MPI_LONG, c);
+            else if (nb) {
+                MPI_Request q;
+                MPI_Iallreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c, &q);
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+            }
             else
                 MPI_Allreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c);
             long i = k % n, want = (long)q * (q - 1) / 2 * 1000003 + (long)q * (i + k + s);
@@ -72,7 +82,7 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double med = steps_median(t, steps);
-    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : "allreduces";
+    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : nb ? "iallreduces" : "allreduces";
     if (!rank)
         printf("comm_steps: %d ranks, %d %s communicators, %d %s of %ld B each: %.1f us (median)%s\n", p, steps,
                split ? "split" : "dup", calls, what, n * (long)sizeof(long), med * 1e6, bad ? " WRONG RESULTS" : "");

@@ -14,6 +14,11 @@
  * scratch, buffer layout or state: agreed by the timing), the communicator stays with
  * agx's from then on. Inter-communicators, floating-point reductions under AGX_ADAPT=1,
  * larger calls: agx's, untimed, as before.
+ * A communicator per step: a freed communicator's verdicts are kept (the last KEPT, with
+ * its group), and a new one's first call that would time takes, in one reduction (BAND)
+ * on it, the verdicts that every rank kept from a freed communicator of the same ranks in
+ * the same order, the same on every rank (a class a rank kept none of, or kept otherwise,
+ * is timed); the timing was 8 rounds of 8 calls of each candidate, 1-2 ms at 4 ranks.
  */
 #include "preload.h"
 
@@ -30,8 +35,14 @@ _Static_assert(1LL << CLASSES <= AGX_NBTUNE_BYTES, "every class timed is one the
 typedef struct {
     int p, inter;                 /* the communicator's size, whether an inter-communicator */
     int off;                      /* a rank could not time here: agx's from now on */
+    int carried;                  /* the kept verdicts were asked for (carry) */
+    MPI_Group group;              /* its ranks, for a later communicator's carry */
     unsigned long long known[3], lib[3]; /* per operation: the classes timed; the library's */
 } nb_state;
+enum { KEPT = 4 };
+static nb_state kept[KEPT]; /* freed communicators' verdicts, the latest last */
+static int nkept;
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static int key = MPI_KEYVAL_INVALID;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* Each thread's last (communicator, state), so that a call costs no attribute lookup (39
@@ -55,9 +66,55 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
 {
     (void)comm, (void)keyval, (void)extra;
     __atomic_fetch_add(&gen, 1, __ATOMIC_ACQ_REL);
-    if (value != OFF)
-        free(value);
+    nb_state *st = value;
+    if (value == OFF)
+        return MPI_SUCCESS;
+    if (!st->off && !st->inter && (st->known[0] | st->known[1] | st->known[2])) {
+        pthread_mutex_lock(&kept_mu);
+        if (nkept == KEPT) { /* the oldest goes */
+            PMPI_Group_free(&kept[0].group);
+            for (int i = 1; i < KEPT; i++)
+                kept[i - 1] = kept[i];
+            nkept--;
+        }
+        kept[nkept++] = *st, st->group = MPI_GROUP_NULL;
+        pthread_mutex_unlock(&kept_mu);
+    }
+    if (st->group != MPI_GROUP_NULL)
+        PMPI_Group_free(&st->group);
+    free(st);
     return MPI_SUCCESS;
+}
+
+/* The verdicts every rank kept from a freed communicator of comm's ranks, in their order
+ * (the latest such on each rank), into st: one reduction on comm, made once per
+ * communicator by every rank (st NULL: this rank has no state and takes none). */
+static void carry(MPI_Comm comm, nb_state *st)
+{
+    unsigned long long v[9] = {0}, w[9];
+    int same = MPI_UNEQUAL, n = 0;
+    if (st && st->group != MPI_GROUP_NULL) {
+        pthread_mutex_lock(&kept_mu);
+        for (int i = nkept - 1; i >= 0 && same != MPI_IDENT; i--)
+            if (PMPI_Group_compare(kept[i].group, st->group, &same) == MPI_SUCCESS && same == MPI_IDENT)
+                for (int k = 0; k < 3; k++)
+                    v[k] = kept[i].known[k], v[3 + k] = kept[i].lib[k], v[6 + k] = ~kept[i].lib[k];
+        pthread_mutex_unlock(&kept_mu);
+    }
+    if (st)
+        st->carried = 1;
+    if (PMPI_Allreduce(v, w, 9, MPI_UNSIGNED_LONG_LONG, MPI_BAND, comm) != MPI_SUCCESS || !st)
+        return;
+    for (int k = 0; k < 3; k++) { /* known everywhere, and the same everywhere */
+        unsigned long long ok = w[k] & (w[3 + k] | w[6 + k]);
+        st->known[k] |= ok, st->lib[k] |= w[3 + k] & ok;
+        n += __builtin_popcountll(ok);
+    }
+    int rank = 1;
+    if (n && agx_preload_set("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == 0)
+        fprintf(stderr, "agx: non-blocking calls on a new communicator of %d ranks: the verdicts of %d size "
+                "class%s taken from a freed one of the same ranks (AGX_ADAPT), not timed again\n", st->p, n,
+                n > 1 ? "es" : "");
 }
 
 static void keys(void)
@@ -84,7 +141,10 @@ static nb_state *state(MPI_Comm comm, int *fresh)
     }
     nb_state *st = calloc(1, sizeof *st);
     if (st && (PMPI_Comm_test_inter(comm, &st->inter) != MPI_SUCCESS || PMPI_Comm_size(comm, &st->p) != MPI_SUCCESS ||
+               (st->group = MPI_GROUP_NULL, !st->inter && PMPI_Comm_group(comm, &st->group) != MPI_SUCCESS) ||
                PMPI_Comm_set_attr(comm, key, st) != MPI_SUCCESS)) {
+        if (st->group != MPI_GROUP_NULL)
+            PMPI_Group_free(&st->group);
         free(st);
         st = NULL;
     }
@@ -101,6 +161,10 @@ void agx_nbtune_finalize(void)
     if (PMPI_Comm_get_attr(MPI_COMM_WORLD, key, &v, &found) == MPI_SUCCESS && found)
         PMPI_Comm_delete_attr(MPI_COMM_WORLD, key); /* the world's state freed (drop) */
     PMPI_Comm_free_keyval(&key);
+    pthread_mutex_lock(&kept_mu);
+    while (nkept > 0)
+        PMPI_Group_free(&kept[--nkept].group);
+    pthread_mutex_unlock(&kept_mu);
 }
 
 /* The verdict of operation k (0 allgather, 1 allgatherv, 2 allreduce) for a call of bytes
@@ -125,6 +189,8 @@ static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void
     if (inter || p < 2 || c < 1 || c > CLASSES) /* alike everywhere; a rank without its state tries again */
         return 0;
     unsigned long long bit = 1ULL << (c - 1);
+    if (!(st && (st->known[k] & bit)) && !(st && st->carried)) /* every rank here, once: a rank */
+        carry(comm, st); /* without its state is here once too (the timing below turns it off) */
     if (st && (st->known[k] & bit))
         return (st->lib[k] & bit) != 0;
     int r = time(arg, st ? 1 : 2); /* collective; 2: this rank cannot keep it, so -1 everywhere */
