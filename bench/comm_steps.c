@@ -4,24 +4,36 @@
  * per phase and PnetCDF per file. An unmodified MPI program (mpicc only): STEPS times, a
  * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM), MPI_Allgather or
  * MPI_Alltoallv (BYTES to every rank) of BYTES per rank on it, or MPI_Iallreduce then
- * MPI_Wait (the program then initialises with MPI_THREAD_MULTIPLE, as agx's progress
- * thread needs: AGX_PROGRESS_THREAD=1), MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
+ * MPI_Wait, or allreduce_init: one persistent MPI_Allreduce_init (Open MPI 4.1:
+ * MPIX_Allreduce_init) started CALLS times and freed (these two initialise with
+ * MPI_THREAD_MULTIPLE, as agx's progress thread needs: AGX_PROGRESS_THREAD=1),
+ * MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
  * steps of the calls' time (the first call to the last; the communicator made before,
  * the same plain or preloaded) in us. Run it plain and preloaded, in turn.
  *   tools/agxrun -n P [--preload build/lib/libagx-preload.so] build/bin/comm_steps
- *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce] [dup|split]
+ *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce|allreduce_init] [dup|split]
  */
 #include <mpi.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "steps.h"
 
+#if MPI_VERSION >= 4
+#define INIT_AR MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define INIT_AR MPIX_Allreduce_init
+#endif
+
 int main(int argc, char **argv)
 {
     int rank, p, nb = argc > 4 && !strcmp(argv[4], "iallreduce"), level;
-    if (nb)
+    int pers = argc > 4 && !strcmp(argv[4], "allreduce_init");
+    if (nb || pers)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
     else
         MPI_Init(&argc, &argv);
@@ -32,10 +44,18 @@ int main(int argc, char **argv)
     int gather = argc > 4 && !strcmp(argv[4], "allgather"), a2a = argc > 4 && !strcmp(argv[4], "alltoallv");
     int split = argc > 5 && !strcmp(argv[5], "split");
     long n = bytes / (long)sizeof(long);
+#ifndef INIT_AR
+    if (pers) {
+        if (!rank)
+            fprintf(stderr, "comm_steps: this MPI has no persistent collectives\n");
+        MPI_Finalize();
+        return 2;
+    }
+#endif
     if (steps < 1 || calls < 1 || n < 1) {
         if (!rank)
-            fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather|alltoallv|iallreduce] "
-                            "[dup|split]\n");
+            fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather|alltoallv|iallreduce|"
+                            "allreduce_init] [dup|split]\n");
         MPI_Finalize();
         return 2;
     }
@@ -43,6 +63,7 @@ int main(int argc, char **argv)
     int *cnt = malloc(sizeof(int) * (size_t)p * 2), *dis = cnt + p;
     double *t = malloc(sizeof(double) * (size_t)steps);
     int bad = 0;
+    MPI_Request pq = MPI_REQUEST_NULL; /* allreduce_init's */
     for (int s = 0; s < steps; s++) {
         MPI_Comm c;
         if (split)
@@ -67,6 +88,15 @@ int main(int argc, char **argv)
                 MPI_Request q;
                 MPI_Iallreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c, &q);
                 MPI_Wait(&q, MPI_STATUS_IGNORE);
+            } else if (pers) {
+#ifdef INIT_AR
+                if (k == 0)
+                    INIT_AR(in, out, (int)n, MPI_LONG, MPI_SUM, c, MPI_INFO_NULL, &pq);
+                MPI_Start(&pq);
+                MPI_Wait(&pq, MPI_STATUS_IGNORE);
+                if (k == calls - 1)
+                    MPI_Request_free(&pq);
+#endif
             }
             else
                 MPI_Allreduce(in, out, (int)n, MPI_LONG, MPI_SUM, c);
@@ -82,7 +112,7 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double med = steps_median(t, steps);
-    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : nb ? "iallreduces" : "allreduces";
+    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : nb ? "iallreduces" : pers ? "persistent allreduce starts" : "allreduces";
     if (!rank)
         printf("comm_steps: %d ranks, %d %s communicators, %d %s of %ld B each: %.1f us (median)%s\n", p, steps,
                split ? "split" : "dup", calls, what, n * (long)sizeof(long), med * 1e6, bad ? " WRONG RESULTS" : "");

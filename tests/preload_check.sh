@@ -65,17 +65,18 @@ else
   AGX_ADAPT=0 AGX_PROGRESS_THREAD=1 AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
     grep -q "^agx-preload: rank 0: allgather 12 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" &&
-    grep -q "^agx-preload: rank 0: allreduce 13 calls through agx" "$t/out" &&
+    grep -q "^agx-preload: rank 0: allreduce 15 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: alltoallv 6 calls through agx" "$t/out" || bad "persistent collectives with the progress thread"
   # the init's timing (AGX_ADAPT): agx's plan against the library's own persistent
   # allgather(v), alltoallv and integer allreduce (the double MAX is not timed: other bits), agreed
   # even where one rank's clock disagrees (AGX_TEST_PTUNE_SKEW makes one rank see one
   # candidate 1000 times slower; a disagreement would hang or give wrong blocks): agx's
-  # everywhere, then (Open MPI; MPICH's own is wrong) the library's
+  # everywhere, then (Open MPI; MPICH's own is wrong) the library's; the integer sum made
+  # again twice is not timed again (its class kept on the world)
   AGX_ADAPT=1 AGX_TEST_PTUNE_SKEW=2:1:1000 AGX_PROGRESS_THREAD=1 AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 \
     --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
     grep -q "^agx-preload: rank 0: allgather 12 calls through agx" "$t/out" &&
-    grep -q "^agx-preload: rank 0: allreduce 13 calls through agx" "$t/out" &&
+    grep -q "^agx-preload: rank 0: allreduce 15 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: allgatherv 6 calls through agx" "$t/out" &&
     grep -q "^agx-preload: rank 0: alltoallv 6 calls through agx" "$t/out" &&
     { [ "$mpi" = mpich ] || { grep -q "^agx: persistent allgather of .*: agx's (AGX_ADAPT)" "$t/out" &&
@@ -89,7 +90,7 @@ else
       --preload "$lib" "$app" --persistent > "$t/out" 2>&1 &&
       ! grep -q "^agx-preload: rank 0: allgather [0-9]* calls through agx" "$t/out" &&
       grep -q "^agx-preload: rank 0: left to the library: allgather 2 calls (persistent inits whose starts, or non-blocking calls, the library's own ran faster" "$t/out" &&
-      grep -q "^agx-preload: rank 0: left to the library: allreduce 1 calls (persistent inits whose starts, or non-blocking calls, the library's own ran faster" "$t/out" &&
+      grep -q "^agx-preload: rank 0: left to the library: allreduce 3 calls (persistent inits whose starts, or non-blocking calls, the library's own ran faster" "$t/out" &&
       grep -q "^agx-preload: rank 0: allreduce 7 calls through agx" "$t/out" &&
       grep -q "^agx-preload: rank 0: left to the library: allgatherv 1 calls (persistent inits whose starts" "$t/out" &&
       grep -q "^agx-preload: rank 0: left to the library: alltoallv 1 calls (persistent inits whose starts" "$t/out" &&

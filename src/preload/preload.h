@@ -44,9 +44,9 @@ int agx_persist_start_quiet(MPI_Request h);
  * own persistent call on scratch buffers, with the init's arguments (collective). */
 #define AGX_NBTUNE_BYTES (1 << 20) /* the most bytes a non-blocking call's timing takes */
 /* each: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1 a rank
- * could not time it (its AGX_ADAPT, scratch or layout; nb 2: this rank cannot keep the
- * verdict), agreed; nb: the non-blocking call, each timed start a new request (info
- * unused) */
+ * could not time it (its AGX_ADAPT, scratch or layout), -2 a rank could not keep the
+ * verdict (nb & 2 on it), agreed; nb & 1: the non-blocking call, each timed start a new
+ * request (info unused) */
 int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, int nb);
 int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
@@ -65,6 +65,14 @@ int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
                           const int *displs, MPI_Datatype recvtype, MPI_Comm comm);
 int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+/* The same verdicts for a persistent init (preload_ptune.c's timing, kept on comm per size
+ * class): 1 the library's own. */
+int agx_ptune_kept_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+int agx_ptune_kept_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                              const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
+int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Info info);
 void agx_nbtune_finalize(void); /* before MPI_Finalize: the world's state and the keyval freed */
 /* preload_foreign.c: the program's MPI library is not the one this build links (then
  * every entry steps aside), and a function of the program's own MPI library by name. */

@@ -34,10 +34,12 @@ _Static_assert(1LL << CLASSES <= AGX_NBTUNE_BYTES, "every class timed is one the
                                    * verdicts: agx's from now on, nothing timed */
 typedef struct {
     int p, inter;                 /* the communicator's size, whether an inter-communicator */
-    int off;                      /* a rank could not time here: agx's from now on */
+    int off;                      /* a rank could not time here: agx's from now on (1: the
+                                   * non-blocking calls, 2: the persistent inits) */
     int carried;                  /* the kept verdicts were asked for (carry) */
     MPI_Group group;              /* its ranks, for a later communicator's carry */
-    unsigned long long known[3], lib[3]; /* per operation: the classes timed; the library's */
+    unsigned long long known[6], lib[6]; /* per operation (non-blocking 0-2, persistent 3-5):
+                                          * the classes timed; the library's */
 } nb_state;
 enum { KEPT = 4 };
 static nb_state kept[KEPT]; /* freed communicators' verdicts, the latest last */
@@ -69,7 +71,8 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
     nb_state *st = value;
     if (value == OFF)
         return MPI_SUCCESS;
-    if (!st->off && !st->inter && (st->known[0] | st->known[1] | st->known[2])) {
+    if (!st->off && !st->inter &&
+        (st->known[0] | st->known[1] | st->known[2] | st->known[3] | st->known[4] | st->known[5])) {
         pthread_mutex_lock(&kept_mu);
         if (nkept == KEPT) { /* the oldest goes */
             PMPI_Group_free(&kept[0].group);
@@ -91,23 +94,23 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
  * communicator by every rank (st NULL: this rank has no state and takes none). */
 static void carry(MPI_Comm comm, nb_state *st)
 {
-    unsigned long long v[9] = {0}, w[9];
+    unsigned long long v[18] = {0}, w[18];
     int same = MPI_UNEQUAL, n = 0;
     if (st && st->group != MPI_GROUP_NULL) {
         pthread_mutex_lock(&kept_mu);
         for (int i = nkept - 1; i >= 0 && same != MPI_IDENT; i--)
             if (PMPI_Group_compare(kept[i].group, st->group, &same) == MPI_SUCCESS && same == MPI_IDENT)
-                for (int k = 0; k < 3; k++)
-                    v[k] = kept[i].known[k], v[3 + k] = kept[i].lib[k], v[6 + k] = ~kept[i].lib[k];
+                for (int k = 0; k < 6; k++)
+                    v[k] = kept[i].known[k], v[6 + k] = kept[i].lib[k], v[12 + k] = ~kept[i].lib[k];
         pthread_mutex_unlock(&kept_mu);
     }
     if (st)
         st->carried = 1;
-    if (PMPI_Allreduce(v, w, 9, MPI_UNSIGNED_LONG_LONG, MPI_BAND, comm) != MPI_SUCCESS || !st)
+    if (PMPI_Allreduce(v, w, 18, MPI_UNSIGNED_LONG_LONG, MPI_BAND, comm) != MPI_SUCCESS || !st)
         return;
-    for (int k = 0; k < 3; k++) { /* known everywhere, and the same everywhere */
-        unsigned long long ok = w[k] & (w[3 + k] | w[6 + k]);
-        st->known[k] |= ok, st->lib[k] |= w[3 + k] & ok;
+    for (int k = 0; k < 6; k++) { /* known everywhere, and the same everywhere */
+        unsigned long long ok = w[k] & (w[6 + k] | w[12 + k]);
+        st->known[k] |= ok, st->lib[k] |= w[6 + k] & ok;
         n += __builtin_popcountll(ok);
     }
     int rank = 1;
@@ -167,20 +170,22 @@ void agx_nbtune_finalize(void)
     pthread_mutex_unlock(&kept_mu);
 }
 
-/* The verdict of operation k (0 allgather, 1 allgatherv, 2 allreduce) for a call of bytes
- * on comm: 1 the library's, 0 agx's; at a class's first call timed (time: the
- * candidates, collective) and kept. No call is timed on a single rank, an
+/* The verdict of operation k (0 allgather, 1 allgatherv, 2 allreduce; 3-5 their persistent
+ * inits) for a call of bytes on comm: 1 the library's, 0 agx's; at a class's first call
+ * timed (time: the candidates, collective) and kept. No call is timed on a single rank, an
  * inter-communicator, no bytes or AGX_NBTUNE_BYTES or more (alike on every rank): every
  * call timed reaches the timing's agreement (preload_ptune.c), so a rank without its
- * state (2) makes the answer -1 on every rank, and no rank keeps a verdict another does
- * not. */
+ * state (2) makes the answer -2 on every rank, and no rank keeps a verdict another does
+ * not. A persistent init that could not be timed (-1: a layout, scratch) keeps nothing:
+ * the next init of the class is timed. */
 static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void *, int), const void *arg)
 {
     int c = 0, fresh, inter = 1, p = 1;
     nb_state *st = state(comm, &fresh);
     while (c < 62 && (1LL << c) <= bytes)
         c++;
-    if (!fresh && (!st || st->off)) /* agreed before: agx's */
+    int fam = k >= 3 ? 2 : 1;
+    if (!fresh && (!st || (st->off & fam))) /* agreed before: agx's */
         return 0;
     if (st)
         inter = st->inter, p = st->p;
@@ -193,10 +198,12 @@ static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void
         carry(comm, st); /* without its state is here once too (the timing below turns it off) */
     if (st && (st->known[k] & bit))
         return (st->lib[k] & bit) != 0;
-    int r = time(arg, st ? 1 : 2); /* collective; 2: this rank cannot keep it, so -1 everywhere */
+    int r = time(arg, st ? 1 : 2); /* collective; 2: this rank cannot keep it, so -2 everywhere */
     if (!st)
         return PMPI_Comm_set_attr(comm, key, OFF), 0;
-    st->off = r < 0;
+    if (r == -1 && fam == 2)
+        return 0;
+    st->off |= r == -2 ? 3 : r < 0 ? fam : 0;
     st->known[k] |= bit;
     st->lib[k] |= r > 0 ? bit : 0;
     return r > 0;
@@ -209,39 +216,45 @@ typedef struct {
     const int *rc, *rd;
     MPI_Op op;
     MPI_Comm comm;
+    MPI_Info info;  /* a persistent init's (agx's inits ignore it; the library's get it) */
+    int persistent; /* a persistent init's timing */
 } nb_args;
 
-static int time_ag(const void *arg, int nb)
+/* agx_ptune's nb: 1 a non-blocking call's timing, + 2 where this rank cannot keep it */
+#define NB(x, keep) (((x)->persistent ? 0 : 1) | ((keep) == 2 ? 2 : 0))
+
+static int time_ag(const void *arg, int keep)
 {
     const nb_args *x = arg;
-    return agx_ptune_allgather(x->sbuf, x->scount, x->stype, x->rcount, x->rtype, x->comm, MPI_INFO_NULL, nb);
+    return agx_ptune_allgather(x->sbuf, x->scount, x->stype, x->rcount, x->rtype, x->comm, x->info, NB(x, keep));
 }
 
-static int time_agv(const void *arg, int nb)
+static int time_agv(const void *arg, int keep)
 {
     const nb_args *x = arg;
-    return agx_ptune_allgatherv(x->sbuf, x->scount, x->stype, x->rc, x->rd, x->rtype, x->comm, MPI_INFO_NULL, nb);
+    return agx_ptune_allgatherv(x->sbuf, x->scount, x->stype, x->rc, x->rd, x->rtype, x->comm, x->info, NB(x, keep));
 }
 
-static int time_ar(const void *arg, int nb)
+static int time_ar(const void *arg, int keep)
 {
     const nb_args *x = arg;
-    return agx_ptune_allreduce(x->sbuf, x->rcount, x->rtype, x->op, x->comm, MPI_INFO_NULL, nb);
+    return agx_ptune_allreduce(x->sbuf, x->rcount, x->rtype, x->op, x->comm, x->info, NB(x, keep));
 }
 
-int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
-                         MPI_Datatype recvtype, MPI_Comm comm)
+/* The three operations' verdicts, non-blocking (persistent 0) or a persistent init's (1) */
+static int ag(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+              MPI_Comm comm, MPI_Info info, int persistent)
 {
     int p = 1, size = 0;
     PMPI_Comm_size(comm, &p);
     PMPI_Type_size(recvtype, &size);
     nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rcount = recvcount, .rtype = recvtype,
-                 .comm = comm};
-    return verdict(comm, 0, (long long)p * recvcount * size, time_ag, &x);
+                 .comm = comm, .info = info, .persistent = persistent};
+    return verdict(comm, 3 * persistent, (long long)p * recvcount * size, time_ag, &x);
 }
 
-int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
-                          const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+static int agv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts, const int *displs,
+               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, int persistent)
 {
     int p = 1, size = 0;
     long long tot = 0;
@@ -250,8 +263,8 @@ int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     for (int i = 0; recvcounts && displs && tot >= 0 && i < p; i++) /* a layout agx_ptune times, else none */
         tot = recvcounts[i] < 0 || (recvcounts[i] && displs[i] < 0) ? -1 : tot + recvcounts[i];
     nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rtype = recvtype, .rc = recvcounts,
-                 .rd = displs, .comm = comm};
-    return verdict(comm, 1, tot > 0 ? tot * size : 0, time_agv, &x);
+                 .rd = displs, .comm = comm, .info = info, .persistent = persistent};
+    return verdict(comm, 1 + 3 * persistent, tot > 0 ? tot * size : 0, time_agv, &x);
 }
 
 /* agx_allreduce_exact, kept for the thread's last predefined type and op. */
@@ -272,7 +285,8 @@ static int exact(MPI_Datatype type, MPI_Op op)
 }
 
 /* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
-int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+static int ar(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+              int persistent)
 {
     static int any = -1;
     int size = 0;
@@ -281,8 +295,52 @@ int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, 
     if (!any && !exact(datatype, op)) /* alike on every rank (the type and op are) */
         return 0;
     PMPI_Type_size(datatype, &size);
-    nb_args x = {.sbuf = sendbuf, .rcount = count, .rtype = datatype, .op = op, .comm = comm};
-    return verdict(comm, 2, (long long)count * size, time_ar, &x);
+    nb_args x = {.sbuf = sendbuf, .rcount = count, .rtype = datatype, .op = op, .comm = comm, .info = info,
+                 .persistent = persistent};
+    return verdict(comm, 2 + 3 * persistent, (long long)count * size, time_ar, &x);
+}
+
+int agx_nbtune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                         MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return ag(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, MPI_INFO_NULL, 0);
+}
+
+int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                          const int *displs, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return agv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm, MPI_INFO_NULL, 0);
+}
+
+int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return ar(sendbuf, count, datatype, op, comm, MPI_INFO_NULL, 0);
+}
+
+/* A persistent init's: agx's inits ignore info, so a verdict holds whatever the info
+ * (ranks may pass different ones). Not under MPICH, whose own persistent allgather (4.0.2)
+ * is wrong from its second start: agx's plan, untimed, no collective (preload_ptune.c). */
+#ifdef MPICH
+#define TIMED_INITS 0
+#else
+#define TIMED_INITS 1
+#endif
+int agx_ptune_kept_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
+{
+    return TIMED_INITS && ag(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info, 1);
+}
+
+int agx_ptune_kept_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
+                              const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info)
+{
+    return TIMED_INITS && agv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm, info, 1);
+}
+
+int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Info info)
+{
+    return TIMED_INITS && ar(sendbuf, count, datatype, op, comm, info, 1);
 }
 #else
 void agx_nbtune_finalize(void) {}

@@ -177,7 +177,7 @@ AGX_EXPORT int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype 
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLGATHER, comm))
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
-    if (agx_ptune_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info, 0) > 0) {
+    if (agx_ptune_kept_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm, info)) {
         agx_preload_left(AGX_OP_ALLGATHER, AGX_LEFT_TIMED);
         return PINIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     }
@@ -194,7 +194,7 @@ AGX_EXPORT int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype
     if (!through_agx(AGX_OP_ALLGATHERV, comm))
         return PINIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                  request);
-    if (agx_ptune_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm, info, 0) > 0) {
+    if (agx_ptune_kept_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm, info)) {
         agx_preload_left(AGX_OP_ALLGATHERV, AGX_LEFT_TIMED);
         return PINIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
                                  request);
@@ -210,7 +210,7 @@ AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MP
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLREDUCE, comm))
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    if (agx_ptune_allreduce(sendbuf, count, datatype, op, comm, info, 0) > 0) {
+    if (agx_ptune_kept_allreduce(sendbuf, count, datatype, op, comm, info)) {
         agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_TIMED);
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     }

@@ -43,8 +43,8 @@ typedef struct {
     int (*mk_agx)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, agx_request *r);
     int (*mk_lib)(const void *arg, const void *sbuf, void *rbuf, MPI_Comm comm, MPI_Request *h);
     const void *arg;       /* the call's arguments */
-    int nonblocking;       /* mk_agx / mk_lib start one call each (none made before); 2:
-                            * this rank could not keep the verdict (agreed: not timed) */
+    int nonblocking;       /* mk_agx / mk_lib start one call each (none made before) */
+    int nokeep;            /* this rank could not keep the verdict (agreed: not timed) */
 } agx_ptune;
 
 #define TUNE_ROUNDS 8  /* per candidate: rounds, in turn with the other's */
@@ -103,7 +103,7 @@ static long long span(MPI_Datatype t, long long count)
 }
 
 /* Collective: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1
- * a rank could not time it (agreed). */
+ * a rank could not time it, -2 a rank could not keep the verdict (agreed). */
 static int run(const agx_ptune *c, MPI_Comm comm)
 {
 #ifdef MPICH
@@ -111,20 +111,20 @@ static int run(const agx_ptune *c, MPI_Comm comm)
         return 0;
 #endif
     const char *a = getenv("AGX_ADAPT");
-    int p = 1, rank = 0, ok;
+    int p = 1, rank = 0, ok = 0;
     PMPI_Comm_size(comm, &p);
     PMPI_Comm_rank(comm, &rank);
     long long most = c->nonblocking ? AGX_NBTUNE_BYTES : AGX_PTUNE_BYTES;
     if (p < 2 || c->bytes <= 0 || c->bytes > most) /* alike on every rank (MPI's rule) */
         return 0;
     int mine = a && ((!strcmp(a, "1") && c->exact) || !strcasecmp(a, "any")) && c->room >= 0 && c->sroom >= 0 &&
-               c->room + c->sroom <= 4 * most && c->nonblocking < 2;
+               c->room + c->sroom <= 4 * most && !c->nokeep;
     char *scratch = mine ? calloc((size_t)(c->room + c->sroom + 1), 1) : NULL; /* the program's buffers */
     MPI_Request h[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    int made = scratch != NULL; /* every rank, or none (agx's init is collective) */
-    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !ok) {
+    int made = c->nokeep ? -1 : scratch != NULL; /* every rank, or none (agx's init is collective) */
+    if (PMPI_Allreduce(&made, &ok, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || ok <= 0) {
         free(scratch);
-        return -1;
+        return ok < 0 ? -2 : -1;
     }
     const void *sbuf = c->in_place ? MPI_IN_PLACE : scratch + c->room; /* stay untouched */
     if (!c->nonblocking) {
@@ -290,8 +290,8 @@ int agx_ptune_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
     snprintf(what, sizeof what, "allgather of %lld B per rank", (long long)recvcount * size);
     agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHER, .bytes = (long long)p * recvcount * size,
                    .room = span(recvtype, (long long)p * recvcount), .sroom = in_place ? 0 : span(sendtype, sendcount),
-                   .in_place = in_place, .exact = 1, .mk_agx = nb ? iag_agx : ag_agx, .mk_lib = nb ? iag_lib : ag_lib,
-                   .arg = &x, .nonblocking = nb};
+                   .in_place = in_place, .exact = 1, .mk_agx = nb & 1 ? iag_agx : ag_agx,
+                   .mk_lib = nb & 1 ? iag_lib : ag_lib, .arg = &x, .nonblocking = nb & 1, .nokeep = nb >> 1};
     return run(&c, comm);
 }
 
@@ -309,8 +309,8 @@ int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     snprintf(what, sizeof what, "allgatherv of %lld B", tot * size);
     agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHERV, .bytes = end < 0 ? 0 : tot * size, /* alike (MPI's rule) */
                    .room = end < 0 ? -1 : span(recvtype, end), .sroom = in_place ? 0 : span(sendtype, sendcount),
-                   .in_place = in_place, .exact = 1, .mk_agx = nb ? iagv_agx : agv_agx,
-                   .mk_lib = nb ? iagv_lib : agv_lib, .arg = &x, .nonblocking = nb};
+                   .in_place = in_place, .exact = 1, .mk_agx = nb & 1 ? iagv_agx : agv_agx,
+                   .mk_lib = nb & 1 ? iagv_lib : agv_lib, .arg = &x, .nonblocking = nb & 1, .nokeep = nb >> 1};
     return run(&c, comm);
 }
 
@@ -326,7 +326,8 @@ int agx_ptune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, M
     long long room = span(datatype, count);
     agx_ptune c = {.what = what, .op = AGX_OP_ALLREDUCE, .bytes = (long long)count * size, .room = room,
                    .sroom = in_place ? 0 : room, .in_place = in_place, .exact = agx_allreduce_exact(datatype, op),
-                   .mk_agx = nb ? iar_agx : ar_agx, .mk_lib = nb ? iar_lib : ar_lib, .arg = &x, .nonblocking = nb};
+                   .mk_agx = nb & 1 ? iar_agx : ar_agx, .mk_lib = nb & 1 ? iar_lib : ar_lib, .arg = &x,
+                   .nonblocking = nb & 1, .nokeep = nb >> 1};
     return run(&c, comm);
 }
 
