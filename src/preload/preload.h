@@ -43,6 +43,8 @@ int agx_persist_start_quiet(MPI_Request h);
 /* preload_ptune.c: a persistent init timed (AGX_ADAPT): agx's plan against the library's
  * own persistent call on scratch buffers, with the init's arguments (collective). */
 #define AGX_NBTUNE_BYTES (1 << 20) /* the most bytes a non-blocking call's timing takes */
+#define AGX_PTUNE_BYTES (64 << 10) /* a persistent init's: an allgather(v)'s receive buffer, an
+                                    * allreduce's vector; an alltoallv's buffers per rank */
 /* each: 1 the library's is faster, 0 agx's (or not timed: alike on every rank), -1 a rank
  * could not time it (its AGX_ADAPT, scratch or layout), -2 a rank could not keep the
  * verdict (nb & 2 on it), agreed; nb & 1: the non-blocking call, each timed start a new

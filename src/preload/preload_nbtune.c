@@ -191,8 +191,8 @@ static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void
         inter = st->inter, p = st->p;
     else
         PMPI_Comm_test_inter(comm, &inter), PMPI_Comm_size(comm, &p);
-    if (inter || p < 2 || c < 1 || c > CLASSES) /* alike everywhere; a rank without its state tries again */
-        return 0;
+    if (inter || p < 2 || c < 1 || c > CLASSES || bytes > (fam == 2 ? AGX_PTUNE_BYTES : AGX_NBTUNE_BYTES))
+        return 0; /* alike everywhere, never timed (and no agreement: a rank without its state tries again) */
     unsigned long long bit = 1ULL << (c - 1);
     if (!(st && (st->known[k] & bit)) && !(st && st->carried)) /* every rank here, once: a rank */
         carry(comm, st); /* without its state is here once too (the timing below turns it off) */
@@ -260,8 +260,8 @@ static int agv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const 
     long long tot = 0;
     PMPI_Comm_size(comm, &p);
     PMPI_Type_size(recvtype, &size);
-    for (int i = 0; recvcounts && displs && tot >= 0 && i < p; i++) /* a layout agx_ptune times, else none */
-        tot = recvcounts[i] < 0 || (recvcounts[i] && displs[i] < 0) ? -1 : tot + recvcounts[i];
+    for (int i = 0; recvcounts && tot >= 0 && i < p; i++) /* the counts, alike on every rank (MPI's rule); */
+        tot = recvcounts[i] < 0 ? -1 : tot + recvcounts[i]; /* not the displacements: each rank's own */
     nb_args x = {.sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rtype = recvtype, .rc = recvcounts,
                  .rd = displs, .comm = comm, .info = info, .persistent = persistent};
     return verdict(comm, 1 + 3 * persistent, tot > 0 ? tot * size : 0, time_agv, &x);

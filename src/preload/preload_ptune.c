@@ -27,8 +27,6 @@
 #include <strings.h>
 
 #ifdef INIT
-#define AGX_PTUNE_BYTES (64 << 10) /* the most bytes timed: an allgather(v)'s receive buffer,
-                                    * an allreduce's vector; an alltoallv's buffers per rank */
 /* One timing: its candidates, made (or, nonblocking, started) by mk_agx / mk_lib on the
  * scratch (sbuf: MPI_IN_PLACE where the call is in place). */
 typedef struct {
@@ -302,12 +300,12 @@ int agx_ptune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     PMPI_Comm_size(comm, &p);
     PMPI_Type_size(recvtype, &size);
     long long tot = 0, end = recvcounts && displs ? v_end(p, recvcounts, displs) : -1;
-    for (int i = 0; end >= 0 && i < p; i++)
-        tot += recvcounts[i];
+    for (int i = 0; recvcounts && tot >= 0 && i < p; i++) /* alike on every rank; the displacements, which */
+        tot = recvcounts[i] < 0 ? -1 : tot + recvcounts[i]; /* are not, decide the room (agreed in run) */
     init_args x = {sendcount, 0, sendtype, recvtype, MPI_OP_NULL, info, NULL, NULL, recvcounts, displs};
     char what[64];
     snprintf(what, sizeof what, "allgatherv of %lld B", tot * size);
-    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHERV, .bytes = end < 0 ? 0 : tot * size, /* alike (MPI's rule) */
+    agx_ptune c = {.what = what, .op = AGX_OP_ALLGATHERV, .bytes = tot > 0 ? tot * size : 0, /* alike (MPI's rule) */
                    .room = end < 0 ? -1 : span(recvtype, end), .sroom = in_place ? 0 : span(sendtype, sendcount),
                    .in_place = in_place, .exact = 1, .mk_agx = nb & 1 ? iagv_agx : agv_agx,
                    .mk_lib = nb & 1 ? iagv_lib : agv_lib, .arg = &x, .nonblocking = nb & 1, .nokeep = nb >> 1};
