@@ -12,8 +12,8 @@
  * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
  * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
  * turn starts after a barrier, its timed call right after its first (the skew a loop of
- * the same candidate leaves), and each rank keeps its own times; at a
- * phase's last call one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
+ * the same candidate leaves), and each rank keeps its own times; at a phase's last call
+ * one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
  * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
  * whatever each one's clock said. The library's call (native), then the default's choice,
  * stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the same
@@ -23,10 +23,9 @@
  * settles on it (api_alltoallv.c): each rank's median agreement time, the most over the
  * ranks, as every figure of the reduction (the least, the agreement's bare latency, was
  * 0.5-0.75 us on 4 ranks of this VM where the agreement added 9-24 us to a call).
- * Exactness: a candidate must give the bits the default's choice gives. Data movement
- * (allgather(v), alltoallv) and exact reductions (integers, logicals: any order gives the
- * same bits) learn freely; other reductions (floating point) keep the default's choice
- * unless AGX_ADAPT=any.
+ * Exactness: data movement and exact reductions (integers, logicals: any order gives the
+ * same bits) learn freely; other reductions (floating point) take the library's own call,
+ * untimed, unless AGX_ADAPT=any.
  */
 #include "select.h"
 
@@ -102,24 +101,6 @@ static int has(const agx_args *a, const agx_learn *e, int idx)
     return 0;
 }
 
-/* On two ranks an allgather(v) or alltoallv is one exchange of the two ranks' blocks
- * whatever the algorithm: agx's add their own cost to it and nothing else (the fastest of
- * them 0.80-5.1x the library's time, median 1.44, over 180 shape-runs 8 B-256 KiB;
- * docs/RESULTS.md "Two ranks: the library's call"), and a window of their first looks
- * cost up to 14% of 1000 calls of 0.5 us: such a class runs native, untimed. So does an
- * allreduce of a vector under AGX_LEARN_PAIR_AR bytes that learns at all (exact, or
- * AGX_ADAPT=any): every agx algorithm took 1.0-4x the library's time there, and the first
- * class's window paid a node-shared segment, 0.4-1.2 ms, once per communicator
- * (docs/RESULTS.md "Two ranks: small allreduces the library's"). */
-#define AGX_LEARN_PAIR_AR 2048
-int agx_learn_pair(const agx_args *a)
-{
-    if (a->p != 2)
-        return 0;
-    return a->op != AGX_OP_ALLREDUCE ||
-           (a->msg_bytes < AGX_LEARN_PAIR_AR && (a->u.ar.exact || a->sel->adapt >= 2));
-}
-
 /* Whether the learned class nearest to key's size (same operation, kind and sub-class,
  * within AGX_LEARN_NEAR size classes, either side) that ran table index idx found it more
  * than AGX_LEARN_CARRY times that class's winner: not worth a look in this class. On 8
@@ -147,19 +128,20 @@ static int far_slower(const agx_sel *sel, unsigned key, int idx)
 
 /* The candidates for a's class: the default's choice, the table's on-line candidates
  * (else the algorithms of its later rules) that can run this call, native; native alone
- * for a pair (agx_learn_pair). */
+ * for a pair (agx_learn_pair) and for a reduction whose bits depend on the order (floating
+ * point) under AGX_ADAPT=1: none timed, the library's own bits (the default rule's ran
+ * 1.3-2.6x its time there, RESULTS "Floating-point allreduce: the library's call"). */
 static void candidates(const agx_args *a, agx_learn *e, int chosen)
 {
     const agx_table *t = a->table;
     int native = agx_rule_alg(a->op, a->kind, -1); /* resolved at install: no name compared per call */
+    int alone = agx_learn_pair(a) || agx_learn_inexact(a);
     e->cand[0] = (short)chosen;
     e->ncand = 1;
-    if (agx_learn_pair(a) && native >= 0 && !agx_alg_violation(&t->algs[native], a, NULL)) {
+    if (alone && native >= 0 && !agx_alg_violation(&t->algs[native], a, NULL))
         e->cand[0] = (short)native;
+    if (alone)
         return;
-    }
-    if (a->op == AGX_OP_ALLREDUCE && !a->u.ar.exact && a->sel->adapt < 2)
-        return; /* another candidate would give other bits */
     for (int i = 0; t->online && t->online[i] && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_alg_find(a->op, a->kind, t->online[i]);
         if (idx >= 0 && !has(a, e, idx) && !agx_alg_violation(&t->algs[idx], a, NULL))

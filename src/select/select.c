@@ -101,6 +101,29 @@ static const agx_rule *file_row(const agx_args *a)
     return row;
 }
 
+/* On two ranks an allgather(v) or alltoallv is one exchange of the two ranks' blocks
+ * whatever the algorithm: agx's add their own cost to it and nothing else (the fastest of
+ * them 0.80-5.1x the library's time, median 1.44, over 180 shape-runs 8 B-256 KiB;
+ * docs/RESULTS.md "Two ranks: the library's call"), and a window of their first looks
+ * cost up to 14% of 1000 calls of 0.5 us: such a class runs native, untimed; so does an
+ * allreduce under AGX_LEARN_PAIR_AR bytes that learns at all (exact, or AGX_ADAPT=any):
+ * agx's took 1.0-4x the library's time (RESULTS "Two ranks: small allreduces"). */
+#define AGX_LEARN_PAIR_AR 2048
+int agx_learn_pair(const agx_args *a)
+{
+    if (a->p != 2)
+        return 0;
+    return a->op != AGX_OP_ALLREDUCE ||
+           (a->msg_bytes < AGX_LEARN_PAIR_AR && (a->u.ar.exact || a->sel->adapt >= 2));
+}
+
+/* A reduction whose bits depend on the order (floating point) under AGX_ADAPT=1: no other
+ * candidate may run, so none is timed; the library's own call (adapt.c, candidates). */
+int agx_learn_inexact(const agx_args *a)
+{
+    return a->op == AGX_OP_ALLREDUCE && !a->u.ar.exact && a->sel->adapt < 2;
+}
+
 /* The rules file's row for the call, when its algorithm can run here; else the default. */
 static int file_or_default(agx_args *a, int *index)
 {
@@ -117,6 +140,8 @@ static int file_or_default(agx_args *a, int *index)
                     a->learn            ? "learning on the run"
                     : *index == rule    ? "default rule"
                     : agx_learn_pair(a) ? "AGX_ADAPT: on 2 ranks one exchange, untimed"
+                    : agx_learn_inexact(a) ? "AGX_ADAPT: a reduction whose bits depend on the order: the "
+                                             "library's own, untimed (AGX_ADAPT=any times agx's)"
                                         : "AGX_ADAPT: learned on the run",
                     NULL);
         return MPI_SUCCESS;

@@ -325,6 +325,7 @@ int agx_learn_pick(agx_args *a, int chosen);
 /* A class the on-line choice gives the library's call untimed: an allgather(v) or
  * alltoallv on 2 ranks, one exchange whatever the algorithm (adapt.c). */
 int agx_learn_pair(const agx_args *a);
+int agx_learn_inexact(const agx_args *a); /* a floating-point allreduce under AGX_ADAPT=1 */
 /* The size class of the on-line choice: c with bytes in [2^(c-1), 2^c) (0 for 0 bytes). */
 int agx_size_class(long long bytes);
 int agx_learn_run(agx_args *a);
