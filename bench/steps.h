@@ -1,5 +1,5 @@
 /*
- * What bench/file_steps.c and bench/comm_steps.c share (mpicc-only programs: no agx
+ * What bench/file_steps.c, comm_steps.c and dsum.c share (mpicc-only programs: no agx
  * header or library): the median of a step's times.
  */
 #ifndef AGX_BENCH_STEPS_H
