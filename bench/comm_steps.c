@@ -14,20 +14,11 @@
  *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce|allreduce_init] [dup|split]
  */
 #include <mpi.h>
-#if defined(OPEN_MPI) && MPI_VERSION < 4
-#include <mpi-ext.h>
-#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "steps.h"
-
-#if MPI_VERSION >= 4
-#define INIT_AR MPI_Allreduce_init
-#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
-#define INIT_AR MPIX_Allreduce_init
-#endif
 
 int main(int argc, char **argv)
 {

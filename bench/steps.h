@@ -1,11 +1,22 @@
 /*
  * What bench/file_steps.c, comm_steps.c and dsum.c share (mpicc-only programs: no agx
- * header or library): the median of a step's times.
+ * header or library): the median of a step's times, and the persistent allreduce's init
+ * (Open MPI 4.1: MPIX_Allreduce_init).
  */
 #ifndef AGX_BENCH_STEPS_H
 #define AGX_BENCH_STEPS_H
 
+#include <mpi.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
 #include <stdlib.h>
+
+#if MPI_VERSION >= 4
+#define INIT_AR MPI_Allreduce_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define INIT_AR MPIX_Allreduce_init
+#endif
 
 static int steps_by_value(const void *a, const void *b)
 {

@@ -52,6 +52,8 @@ static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_RANK] = "persistent, and a rank could not take it",
     [AGX_LEFT_TIMED] = "persistent inits whose starts, or non-blocking calls, the library's own ran faster, "
                        "timed (AGX_ADAPT)",
+    [AGX_LEFT_BITS] = "non-blocking calls or persistent inits whose reduction's bits depend on the order: the "
+                      "library's own, untimed (AGX_ADAPT=1)",
 };
 
 int agx_preload_set(const char *name)
@@ -66,18 +68,14 @@ static void read_enable(void)
     report = agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE");
     for (int op = 0; op < NSLOT; op++) { /* each flag stored once: two threads' first calls
                                            * may both get here, and neither sees a passing 0 */
-        int v = 0;
-        if (agx_preload_foreign()) /* built for another MPI than the program's: step aside */
-            v = 0;
-        else if (!e || !*e || !strcmp(e, "1"))
-            v = 1;
-        else if (strcmp(e, "0")) { /* a list of operation names: whole words only */
+        int v = !e || !*e || !strcmp(e, "1");
+        if (!v && strcmp(e, "0")) { /* a list of operation names: whole words only */
             const char *name = slot_name(op), *s = e;
             size_t len = strlen(name);
             for (; (s = strstr(s, name)); s += len)
                 v |= (s == e || s[-1] == ',') && (s[len] == ',' || s[len] == '\0');
         }
-        on[op] = v;
+        on[op] = v && !agx_preload_foreign(); /* built for another MPI than the program's: step aside */
     }
     __atomic_store_n(&read_done, 1, __ATOMIC_RELEASE); /* after on[] and report */
 }
@@ -226,11 +224,13 @@ int agx_preload_async_ok(int op)
 
 #define async_ok agx_preload_async_ok
 
-/* A call the timing gave to the library (AGX_STATS, AGX_ADAPT: preload_nbtune.c). */
-static int timed(int op)
+/* A call the timing gave to the library (verdict 1), or whose bits only the library's
+ * gives (2): AGX_STATS, AGX_ADAPT, preload_nbtune.c. */
+static int timed(int op, int verdict)
 {
-    agx_preload_left(op, AGX_LEFT_TIMED);
-    return 1;
+    if (verdict)
+        agx_preload_left(op, verdict == 2 ? AGX_LEFT_BITS : AGX_LEFT_TIMED);
+    return verdict;
 }
 
 /* agx's request r (made with code rc) as the program's MPI request. */
@@ -246,7 +246,7 @@ AGX_EXPORT int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype s
 {
     agx_request r;
     if (!async_ok(AGX_OP_ALLGATHER) ||
-        (agx_nbtune_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm) && timed(AGX_OP_ALLGATHER)))
+        timed(AGX_OP_ALLGATHER, agx_nbtune_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm)))
         return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return hand_over(agx_iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &r), &r,
                      request, AGX_OP_ALLGATHER, comm, agx_preload_bytes(comm, recvcount, 1, NULL, recvtype));
@@ -258,8 +258,8 @@ AGX_EXPORT int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype 
 {
     agx_request r;
     if (!async_ok(AGX_OP_ALLGATHERV) ||
-        (agx_nbtune_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm) &&
-         timed(AGX_OP_ALLGATHERV)))
+        timed(AGX_OP_ALLGATHERV,
+              agx_nbtune_allgatherv(sendbuf, sendcount, sendtype, recvcounts, displs, recvtype, comm)))
         return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
     return hand_over(agx_iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, &r),
                      &r, request, AGX_OP_ALLGATHERV, comm, agx_preload_bytes(comm, 0, 0, recvcounts, recvtype));
@@ -269,8 +269,7 @@ AGX_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI
                               MPI_Comm comm, MPI_Request *request)
 {
     agx_request r;
-    if (!async_ok(AGX_OP_ALLREDUCE) ||
-        (agx_nbtune_allreduce(sendbuf, count, datatype, op, comm) && timed(AGX_OP_ALLREDUCE)))
+    if (!async_ok(AGX_OP_ALLREDUCE) || timed(AGX_OP_ALLREDUCE, agx_nbtune_allreduce(sendbuf, count, datatype, op, comm)))
         return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
     return hand_over(agx_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, &r), &r, request, AGX_OP_ALLREDUCE,
                      comm, agx_preload_bytes(comm, count, 0, NULL, datatype));

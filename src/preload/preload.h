@@ -31,7 +31,7 @@ int agx_preload_async_ok(int op);  /* enabled, and agx's progress thread runs (A
 void agx_preload_count(int op, MPI_Comm comm, long long nbytes); /* a call through agx: the algorithm it ran */
 void agx_preload_count_name(int op, const char *alg, long long nbytes); /* the same, the algorithm named */
 long long agx_preload_bytes(MPI_Comm comm, int n, int all, const int *counts, MPI_Datatype t); /* the bytes */
-enum { AGX_LEFT_ENABLE, AGX_LEFT_THREAD, AGX_LEFT_INTER, AGX_LEFT_RANK, AGX_LEFT_TIMED, AGX_LEFT_N };
+enum { AGX_LEFT_ENABLE, AGX_LEFT_THREAD, AGX_LEFT_INTER, AGX_LEFT_RANK, AGX_LEFT_TIMED, AGX_LEFT_BITS, AGX_LEFT_N };
 void agx_preload_left(int op, int why); /* a call left to the library, and why (AGX_LEFT_*) */
 #ifdef INIT
 /* preload_persist.c: agx's request r, made with code rc, as the program's persistent MPI
@@ -68,7 +68,8 @@ int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           const int *displs, MPI_Datatype recvtype, MPI_Comm comm);
 int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 /* The same verdicts for a persistent init (preload_ptune.c's timing, kept on comm per size
- * class): 1 the library's own. */
+ * class): 1 the library's own; 2 (allreduce) the library's own untimed, whose bits agx's
+ * would not give (floating point under AGX_ADAPT=1). */
 int agx_ptune_kept_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
 int agx_ptune_kept_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,

@@ -12,8 +12,8 @@
  * The verdicts live in a state attached to the communicator (an attribute, freed with it):
  * every rank keeps what every rank agreed, or, where a rank could not time (its AGX_ADAPT,
  * scratch, buffer layout or state: agreed by the timing), the communicator stays with
- * agx's from then on. Inter-communicators, floating-point reductions under AGX_ADAPT=1,
- * larger calls: agx's, untimed, as before.
+ * agx's from then on. Inter-communicators and larger calls: agx's, untimed, as before;
+ * floating-point reductions under AGX_ADAPT=1: the library's own, untimed (its bits).
  * A communicator per step: a freed communicator's verdicts are kept (the last KEPT, with
  * its group), and a new one's first call that would time takes, in one reduction (BAND)
  * on it, the verdicts that every rank kept from a freed communicator of the same ranks in
@@ -48,9 +48,8 @@ static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static int key = MPI_KEYVAL_INVALID;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 /* Each thread's last (communicator, state), so that a call costs no attribute lookup (39
- * ns under MPI_THREAD_MULTIPLE here), and its last predefined (type, op)'s exactness (57
- * ns); every state dropped bumps gen, which empties the former: a freed communicator's
- * handle may come back as another's. Predefined types and ops are never freed. */
+ * ns under MPI_THREAD_MULTIPLE here); every state dropped bumps gen, which empties it: a
+ * freed communicator's handle may come back as another's. */
 static unsigned gen;
 #define HOT static _Thread_local __attribute__((tls_model("initial-exec")))
 HOT struct {
@@ -58,11 +57,6 @@ HOT struct {
     unsigned gen;
     void *v;
 } hot;
-HOT struct {
-    int valid, exact;
-    MPI_Datatype type;
-    MPI_Op op;
-} ex;
 
 static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
 {
@@ -71,8 +65,10 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
     nb_state *st = value;
     if (value == OFF)
         return MPI_SUCCESS;
-    if (!st->off && !st->inter &&
-        (st->known[0] | st->known[1] | st->known[2] | st->known[3] | st->known[4] | st->known[5])) {
+    unsigned long long any = 0;
+    for (int k = 0; k < 6; k++)
+        any |= st->known[k];
+    if (!st->off && !st->inter && any) {
         pthread_mutex_lock(&kept_mu);
         if (nkept == KEPT) { /* the oldest goes */
             PMPI_Group_free(&kept[0].group);
@@ -267,33 +263,18 @@ static int agv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const 
     return verdict(comm, 1 + 3 * persistent, tot > 0 ? tot * size : 0, time_agv, &x);
 }
 
-/* agx_allreduce_exact, kept for the thread's last predefined type and op. */
-static int exact(MPI_Datatype type, MPI_Op op)
-{
-    static const MPI_Op named[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR,
-                                   MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE};
-    int ni, na, nd, comb = -1, e;
-    if (ex.valid && ex.type == type && ex.op == op)
-        return ex.exact;
-    e = agx_allreduce_exact(type, op);
-    if (type != MPI_DATATYPE_NULL && PMPI_Type_get_envelope(type, &ni, &na, &nd, &comb) == MPI_SUCCESS &&
-        comb == MPI_COMBINER_NAMED)
-        for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
-            if (named[i] == op)
-                ex.valid = 1, ex.type = type, ex.op = op, ex.exact = e;
-    return e;
-}
-
-/* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any. */
+/* Timed where both give the same bits (agx_allreduce_exact), or under AGX_ADAPT=any; a
+ * reduction whose bits depend on the order under AGX_ADAPT=1 takes the library's own
+ * call, untimed (2), as a blocking one does (its bits, as without agx); AGX_ADAPT=0: agx's. */
 static int ar(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
               int persistent)
 {
-    static int any = -1;
+    static int adapt = -1; /* 0, 1, 2 (any) */
     int size = 0;
-    if (any < 0)
-        any = agx_preload_set("AGX_ADAPT") && !strcasecmp(getenv("AGX_ADAPT"), "any");
-    if (!any && !exact(datatype, op)) /* alike on every rank (the type and op are) */
-        return 0;
+    if (adapt < 0)
+        adapt = !agx_preload_set("AGX_ADAPT") ? 0 : !strcasecmp(getenv("AGX_ADAPT"), "any") ? 2 : 1;
+    if (adapt < 2 && !agx_allreduce_exact(datatype, op)) /* alike on every rank (the type and op are) */
+        return adapt == 1 ? 2 : 0;
     PMPI_Type_size(datatype, &size);
     nb_args x = {.sbuf = sendbuf, .rcount = count, .rtype = datatype, .op = op, .comm = comm, .info = info,
                  .persistent = persistent};
@@ -340,7 +321,7 @@ int agx_ptune_kept_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                              MPI_Info info)
 {
-    return TIMED_INITS && ar(sendbuf, count, datatype, op, comm, info, 1);
+    return TIMED_INITS ? ar(sendbuf, count, datatype, op, comm, info, 1) : 0; /* 0, 1 or 2 */
 }
 #else
 void agx_nbtune_finalize(void) {}

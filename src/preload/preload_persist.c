@@ -210,8 +210,9 @@ AGX_EXPORT int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MP
     agx_request r = AGX_REQUEST_NULL;
     if (!through_agx(AGX_OP_ALLREDUCE, comm))
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
-    if (agx_ptune_kept_allreduce(sendbuf, count, datatype, op, comm, info)) {
-        agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_TIMED);
+    int v = agx_ptune_kept_allreduce(sendbuf, count, datatype, op, comm, info);
+    if (v) {
+        agx_preload_left(AGX_OP_ALLREDUCE, v == 2 ? AGX_LEFT_BITS : AGX_LEFT_TIMED);
         return PINIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request);
     }
     return agx_persist_adopt(agx_allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, &r), &r, request,
