@@ -31,7 +31,7 @@ for np in 1 2 4 5; do $run -n $np "$b/bin/test_badinput" --quick || { echo "FAIL
 $run -n 4 "$b/bin/test_api" || { echo "FAIL: test_api"; fail=1; }
 $run -n 3 "$b/bin/test_inter" --quick || { echo "FAIL: test_inter ($?)"; fail=1; }
 $run -n 3 "$b/bin/test_alltoallv" --quick || { echo "FAIL: test_alltoallv ($?)"; fail=1; }
-AGX_TP_PATTERNS=60 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twophase ($?)"; fail=1; }
+AGX_TP_PATTERNS=40 $run -n 4 "$b/bin/test_twophase" || { echo "FAIL: test_twophase ($?)"; fail=1; }
 # the MPI-IO drop-in's entries (views, memory types, file pointer) against MPICH's ROMIO
 $run -n 2 "$b/bin/test_fileview" || { echo "FAIL: test_fileview ($?)"; fail=1; }
 $run -n 3 "$b/bin/test_allreduce" --quick || { echo "FAIL: test_allreduce ($?)"; fail=1; }
