@@ -4,14 +4,15 @@
  * per phase and PnetCDF per file. An unmodified MPI program (mpicc only): STEPS times, a
  * new communicator, CALLS MPI_Allreduce (MPI_LONG, MPI_SUM), MPI_Allgather or
  * MPI_Alltoallv (BYTES to every rank) of BYTES per rank on it, or MPI_Iallreduce then
- * MPI_Wait, or allreduce_init: one persistent MPI_Allreduce_init (Open MPI 4.1:
- * MPIX_Allreduce_init) started CALLS times and freed (these two initialise with
+ * MPI_Wait, or allreduce_init / alltoallv_init: one persistent MPI_Allreduce_init or
+ * MPI_Alltoallv_init (Open MPI 4.1: MPIX_...) started CALLS times and freed (these initialise with
  * MPI_THREAD_MULTIPLE, as agx's progress thread needs: AGX_PROGRESS_THREAD=1),
  * MPI_Comm_free. Checks every result. Prints, on rank 0, the median over
  * steps of the calls' time (the first call to the last; the communicator made before,
  * the same plain or preloaded) in us. Run it plain and preloaded, in turn.
  *   tools/agxrun -n P [--preload build/lib/libagx-preload.so] build/bin/comm_steps
- *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce|allreduce_init] [dup|split]
+ *       [STEPS] [CALLS] [BYTES] [allreduce|allgather|alltoallv|iallreduce|allreduce_init|alltoallv_init]
+ *       [dup|split]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 int main(int argc, char **argv)
 {
     int rank, p, nb = argc > 4 && !strcmp(argv[4], "iallreduce"), level;
-    int pers = argc > 4 && !strcmp(argv[4], "allreduce_init");
+    int pers = argc > 4 && (!strcmp(argv[4], "allreduce_init") || !strcmp(argv[4], "alltoallv_init"));
     if (nb || pers)
         MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &level);
     else
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     int steps = argc > 1 ? atoi(argv[1]) : 100, calls = argc > 2 ? atoi(argv[2]) : 20;
     long bytes = argc > 3 ? atol(argv[3]) : 8;
-    int gather = argc > 4 && !strcmp(argv[4], "allgather"), a2a = argc > 4 && !strcmp(argv[4], "alltoallv");
+    int gather = argc > 4 && !strcmp(argv[4], "allgather"), a2a = argc > 4 && !strncmp(argv[4], "alltoallv", 9);
     int split = argc > 5 && !strcmp(argv[5], "split");
     long n = bytes / (long)sizeof(long);
 #ifndef INIT_AR
@@ -46,7 +47,7 @@ int main(int argc, char **argv)
     if (steps < 1 || calls < 1 || n < 1) {
         if (!rank)
             fprintf(stderr, "usage: comm_steps [STEPS >= 1] [CALLS >= 1] [BYTES >= 8] [allreduce|allgather|alltoallv|iallreduce|"
-                            "allreduce_init] [dup|split]\n");
+                            "allreduce_init|alltoallv_init] [dup|split]\n");
         MPI_Finalize();
         return 2;
     }
@@ -71,7 +72,7 @@ int main(int argc, char **argv)
                 in[i] = (long)me * 1000003 + i + k + s;
             for (int j = 0; j < q; j++)
                 cnt[j] = (int)n, dis[j] = j * (int)n;
-            if (a2a)
+            if (a2a && !pers)
                 MPI_Alltoallv(in, cnt, dis, MPI_LONG, out, cnt, dis, MPI_LONG, c);
             else if (gather)
                 MPI_Allgather(in, (int)n, MPI_LONG, out, (int)n, MPI_LONG, c);
@@ -81,7 +82,9 @@ int main(int argc, char **argv)
                 MPI_Wait(&q, MPI_STATUS_IGNORE);
             } else if (pers) {
 #ifdef INIT_AR
-                if (k == 0)
+                if (k == 0 && a2a)
+                    INIT_A2A(in, cnt, dis, MPI_LONG, out, cnt, dis, MPI_LONG, c, MPI_INFO_NULL, &pq);
+                else if (k == 0)
                     INIT_AR(in, out, (int)n, MPI_LONG, MPI_SUM, c, MPI_INFO_NULL, &pq);
                 MPI_Start(&pq);
                 MPI_Wait(&pq, MPI_STATUS_IGNORE);
@@ -103,7 +106,8 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     double med = steps_median(t, steps);
-    const char *what = a2a ? "alltoallvs" : gather ? "allgathers" : nb ? "iallreduces" : pers ? "persistent allreduce starts" : "allreduces";
+    const char *what = pers ? (a2a ? "persistent alltoallv starts" : "persistent allreduce starts")
+                       : a2a ? "alltoallvs" : gather ? "allgathers" : nb ? "iallreduces" : "allreduces";
     if (!rank)
         printf("comm_steps: %d ranks, %d %s communicators, %d %s of %ld B each: %.1f us (median)%s\n", p, steps,
                split ? "split" : "dup", calls, what, n * (long)sizeof(long), med * 1e6, bad ? " WRONG RESULTS" : "");

@@ -1,7 +1,7 @@
 /*
  * What bench/file_steps.c, comm_steps.c and dsum.c share (mpicc-only programs: no agx
- * header or library): the median of a step's times, and the persistent allreduce's init
- * (Open MPI 4.1: MPIX_Allreduce_init).
+ * header or library): the median of a step's times, and the persistent allreduce's and
+ * alltoallv's inits (Open MPI 4.1: MPIX_..._init).
  */
 #ifndef AGX_BENCH_STEPS_H
 #define AGX_BENCH_STEPS_H
@@ -14,8 +14,10 @@
 
 #if MPI_VERSION >= 4
 #define INIT_AR MPI_Allreduce_init
+#define INIT_A2A MPI_Alltoallv_init
 #elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
 #define INIT_AR MPIX_Allreduce_init
+#define INIT_A2A MPIX_Alltoallv_init
 #endif
 
 static int steps_by_value(const void *a, const void *b)

@@ -69,12 +69,16 @@ int agx_nbtune_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendt
 int agx_nbtune_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 /* The same verdicts for a persistent init (preload_ptune.c's timing, kept on comm per size
  * class): 1 the library's own; 2 (allreduce) the library's own untimed, whose bits agx's
- * would not give (floating point under AGX_ADAPT=1). */
+ * would not give (floating point under AGX_ADAPT=1). alltoallv's class: every rank's bytes
+ * in one, agreed at every init. */
 int agx_ptune_kept_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
 int agx_ptune_kept_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int *recvcounts,
                               const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info);
 int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                             MPI_Info info);
+int agx_ptune_kept_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Info info);
 void agx_nbtune_finalize(void); /* before MPI_Finalize: the world's state and the keyval freed */
 /* preload_foreign.c: the program's MPI library is not the one this build links (then

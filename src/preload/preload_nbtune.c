@@ -38,8 +38,9 @@ typedef struct {
                                    * non-blocking calls, 2: the persistent inits) */
     int carried;                  /* the kept verdicts were asked for (carry) */
     MPI_Group group;              /* its ranks, for a later communicator's carry */
-    unsigned long long known[6], lib[6]; /* per operation (non-blocking 0-2, persistent 3-5):
-                                          * the classes timed; the library's */
+    unsigned long long known[7], lib[7]; /* per operation (non-blocking 0-2, persistent 3-5,
+                                          * persistent alltoallv 6): the classes timed; the
+                                          * library's */
 } nb_state;
 enum { KEPT = 4 };
 static nb_state kept[KEPT]; /* freed communicators' verdicts, the latest last */
@@ -66,7 +67,7 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
     if (value == OFF)
         return MPI_SUCCESS;
     unsigned long long any = 0;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         any |= st->known[k];
     if (!st->off && !st->inter && any) {
         pthread_mutex_lock(&kept_mu);
@@ -90,23 +91,23 @@ static int drop(MPI_Comm comm, int keyval, void *value, void *extra)
  * communicator by every rank (st NULL: this rank has no state and takes none). */
 static void carry(MPI_Comm comm, nb_state *st)
 {
-    unsigned long long v[18] = {0}, w[18];
+    unsigned long long v[21] = {0}, w[21];
     int same = MPI_UNEQUAL, n = 0;
     if (st && st->group != MPI_GROUP_NULL) {
         pthread_mutex_lock(&kept_mu);
         for (int i = nkept - 1; i >= 0 && same != MPI_IDENT; i--)
             if (PMPI_Group_compare(kept[i].group, st->group, &same) == MPI_SUCCESS && same == MPI_IDENT)
-                for (int k = 0; k < 6; k++)
-                    v[k] = kept[i].known[k], v[6 + k] = kept[i].lib[k], v[12 + k] = ~kept[i].lib[k];
+                for (int k = 0; k < 7; k++)
+                    v[k] = kept[i].known[k], v[7 + k] = kept[i].lib[k], v[14 + k] = ~kept[i].lib[k];
         pthread_mutex_unlock(&kept_mu);
     }
     if (st)
         st->carried = 1;
-    if (PMPI_Allreduce(v, w, 18, MPI_UNSIGNED_LONG_LONG, MPI_BAND, comm) != MPI_SUCCESS || !st)
+    if (PMPI_Allreduce(v, w, 21, MPI_UNSIGNED_LONG_LONG, MPI_BAND, comm) != MPI_SUCCESS || !st)
         return;
-    for (int k = 0; k < 6; k++) { /* known everywhere, and the same everywhere */
-        unsigned long long ok = w[k] & (w[6 + k] | w[12 + k]);
-        st->known[k] |= ok, st->lib[k] |= w[6 + k] & ok;
+    for (int k = 0; k < 7; k++) { /* known everywhere, and the same everywhere */
+        unsigned long long ok = w[k] & (w[7 + k] | w[14 + k]);
+        st->known[k] |= ok, st->lib[k] |= w[7 + k] & ok;
         n += __builtin_popcountll(ok);
     }
     int rank = 1;
@@ -322,6 +323,59 @@ int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype dataty
                              MPI_Info info)
 {
     return TIMED_INITS ? ar(sendbuf, count, datatype, op, comm, info, 1) : 0; /* 0, 1 or 2 */
+}
+
+/* A persistent alltoallv's: its sizes are each rank's own, so every init makes one
+ * reduction (MAX of each rank's size class and kept verdict, and of their negatives):
+ * where every rank's bytes (sent and received) fall in one class whose verdict every rank
+ * kept alike, that verdict; else the init is timed as before (preload_ptune.c), and its
+ * verdict kept where the class was one. A communicator's first init (any rank's, agreed
+ * in the same reduction) takes the verdicts kept from a freed one of the same ranks
+ * (carry), then agrees its own again; a rank without its state turns the communicator's
+ * persistent inits to agx's on every rank, as verdict's timing does. */
+int agx_ptune_kept_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                             const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Info info)
+{
+    int fresh, p = 1, ssize = 0, rsize = 0, c = 0, v[6], w[6];
+    long long bytes = 0;
+    if (!TIMED_INITS)
+        return 0;
+    nb_state *st = state(comm, &fresh);
+    if (!fresh && (!st || (st->off & 2))) /* agreed before: agx's */
+        return 0;
+    PMPI_Comm_size(comm, &p);
+    if (recvtype != MPI_DATATYPE_NULL) /* a bad call: agx's init reports it */
+        PMPI_Type_size(recvtype, &rsize);
+    if (sendbuf != MPI_IN_PLACE && sendtype != MPI_DATATYPE_NULL)
+        PMPI_Type_size(sendtype, &ssize);
+    for (int i = 0; i < p && bytes >= 0; i++) {
+        int sc = sendbuf == MPI_IN_PLACE || !sendcounts ? 0 : sendcounts[i], rc = recvcounts ? recvcounts[i] : 0;
+        bytes = sc < 0 || rc < 0 ? -1 : bytes + (long long)sc * ssize + (long long)rc * rsize;
+    }
+    while (bytes > 0 && c <= CLASSES && (1LL << c) <= bytes)
+        c++;
+    c = c > CLASSES ? 0 : c; /* 0: none kept */
+    unsigned long long bit = c ? 1ULL << (c - 1) : 0;
+    int kb = st && (st->known[6] & bit) ? 1 + ((st->lib[6] & bit) != 0) : 0;
+    v[0] = c, v[1] = -c, v[2] = kb, v[3] = -kb, v[4] = !st || !st->carried, v[5] = !st;
+    if (PMPI_Allreduce(v, w, 6, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return 0;
+    if (w[5]) /* a rank has no state, as verdict's timing agrees (-2): agx's from now on */
+        return st ? (st->off |= 3, 0) : (PMPI_Comm_set_attr(comm, key, OFF), 0);
+    if (w[4]) { /* every rank: carry, then the class's verdicts again */
+        carry(comm, st);
+        kb = st && (st->known[6] & bit) ? 1 + ((st->lib[6] & bit) != 0) : 0;
+        v[2] = kb, v[3] = -kb;
+        if (PMPI_Allreduce(v + 2, w + 2, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+            return 0;
+    }
+    if (w[0] == -w[1] && w[2] == -w[3] && w[2] > 0)
+        return w[2] - 1; /* kept alike everywhere */
+    int r = agx_ptune_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, comm, info);
+    if (st && w[0] == -w[1] && w[0] > 0 && r >= 0) /* the timing's verdict is agreed: every rank that */
+        st->known[6] |= bit, st->lib[6] |= r > 0 ? bit : 0; /* keeps one keeps the same */
+    return r;
 }
 #else
 void agx_nbtune_finalize(void) {}

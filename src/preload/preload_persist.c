@@ -227,7 +227,8 @@ AGX_EXPORT int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], cons
     if (!through_agx(AGX_OP_ALLTOALLV, comm))
         return PINIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                 info, request);
-    if (agx_ptune_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, comm, info) > 0) {
+    if (agx_ptune_kept_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, comm, info) >
+        0) {
         agx_preload_left(AGX_OP_ALLTOALLV, AGX_LEFT_TIMED);
         return PINIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
                                 info, request);
