@@ -2,7 +2,7 @@
 # The no-hang suite on the second MPI: agx built against MPICH (in BUILD/mpich), then
 # test_badinput on 1, 2, 4 and 5 ranks, the fatal-handler cases, test_api, MPI's reduction
 # table (test_typeops --quick), the named types moved (test_typemove --quick) and the
-# intergroup and alltoallv differential tests, the two-phase write and the MPI-IO entries against MPICH's ROMIO, the stress test in regions of 2, outstanding non-blocking and persistent calls (test_nbc), contexts kept from freed communicators (test_commkept), shm_notify on 2 emulated nodes, the preload library (tests/preload_check.sh), rules files (tests/rules_check.sh), all through tools/agxrun --mpi mpich under timeouts.
+# intergroup and alltoallv differential tests, the two-phase write and the MPI-IO entries against MPICH's ROMIO, the stress test in regions of 2 (6 ranks), outstanding non-blocking and persistent calls (test_nbc), contexts kept from freed communicators (test_commkept), shm_notify on 3 emulated nodes (a fault injected on 2), the preload library (tests/preload_check.sh), rules files (tests/rules_check.sh), all through tools/agxrun --mpi mpich under timeouts.
 #   tests/mpich_check.sh SRC BUILD
 set -u
 src=$1 build=$2 b=$2/mpich
@@ -48,14 +48,14 @@ $run -n 3 "$b/bin/test_typeops" --quick || { echo "FAIL: test_typeops ($?)"; fai
 $run -n 3 "$b/bin/test_typemove" --quick || { echo "FAIL: test_typemove ($?)"; fail=1; }
 # calls back to back with nothing synchronizing between them, ranks arriving at different
 # times, agx pausing inside its node-shared protocols (issue 50), in regions of 2
-AGX_REGION_SIZE=2 $run -n 4 "$b/bin/test_stress" --quick --calls 300 || { echo "FAIL: test_stress ($?)"; fail=1; }
+AGX_REGION_SIZE=2 $run -n 6 "$b/bin/test_stress" --quick --calls 1000 || { echo "FAIL: test_stress ($?)"; fail=1; }
 # outstanding non-blocking and persistent calls matched in start order (issue 55): agx's
 # calls handed to MPI with the progress thread, and MPI's own through the preload (AGX_ADAPT=0:
 # agx's non-blocking calls untimed, always agx's)
-AGX_PROGRESS_THREAD=1 $run -n 3 "$b/bin/test_nbc" --quick || { echo "FAIL: test_nbc ($?)"; fail=1; }
-AGX_ADAPT=0 AGX_PROGRESS_THREAD=1 $run -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/test_nbc" --quick --mpi ||
+AGX_PROGRESS_THREAD=1 $run -n 5 "$b/bin/test_nbc" --quick || { echo "FAIL: test_nbc ($?)"; fail=1; }
+AGX_ADAPT=0 AGX_PROGRESS_THREAD=1 $run -n 5 --preload "$b/lib/libagx-preload.so" "$b/bin/test_nbc" --quick --mpi ||
   { echo "FAIL: test_nbc --mpi under the preload ($?)"; fail=1; }
-AGX_TEST_CALLS=300 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" --quick || { echo "FAIL: test_shm_notify ($?)"; fail=1; }
+AGX_TEST_CALLS=300 $run -n 6 --nodes 3 "$b/bin/test_shm_notify" --quick || { echo "FAIL: test_shm_notify ($?)"; fail=1; }
 AGX_TEST_NTF_FAIL=2:3 $run -n 4 --nodes 2 "$b/bin/test_shm_notify" || { echo "FAIL: test_shm_notify fault ($?)"; fail=1; }
 # agx-bench's run-time failures carry agx's message (agx_error_string: MPICH 4.0.2's
 # MPI_Error_string gives a wrong one for added codes), once, and a non-zero status
