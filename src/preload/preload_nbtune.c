@@ -175,12 +175,19 @@ void agx_nbtune_finalize(void)
  * state (2) makes the answer -2 on every rank, and no rank keeps a verdict another does
  * not. A persistent init that could not be timed (-1: a layout, scratch) keeps nothing:
  * the next init of the class is timed. */
+/* The size class c: bytes in [2^(c-1), 2^c); 0 none (no bytes, 2^CLASSES or more). */
+static int size_class(long long bytes)
+{
+    int c = 0;
+    while (c <= CLASSES && (1LL << c) <= bytes)
+        c++;
+    return c > CLASSES ? 0 : c;
+}
+
 static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void *, int), const void *arg)
 {
-    int c = 0, fresh, inter = 1, p = 1;
+    int c = size_class(bytes), fresh, inter = 1, p = 1;
     nb_state *st = state(comm, &fresh);
-    while (c < 62 && (1LL << c) <= bytes)
-        c++;
     int fam = k >= 3 ? 2 : 1;
     if (!fresh && (!st || (st->off & fam))) /* agreed before: agx's */
         return 0;
@@ -188,7 +195,7 @@ static int verdict(MPI_Comm comm, int k, long long bytes, int (*time)(const void
         inter = st->inter, p = st->p;
     else
         PMPI_Comm_test_inter(comm, &inter), PMPI_Comm_size(comm, &p);
-    if (inter || p < 2 || c < 1 || c > CLASSES || bytes > (fam == 2 ? AGX_PTUNE_BYTES : AGX_NBTUNE_BYTES))
+    if (inter || p < 2 || c < 1 || bytes > (fam == 2 ? AGX_PTUNE_BYTES : AGX_NBTUNE_BYTES))
         return 0; /* alike everywhere, never timed (and no agreement: a rank without its state tries again) */
     unsigned long long bit = 1ULL << (c - 1);
     if (!(st && (st->known[k] & bit)) && !(st && st->carried)) /* every rank here, once: a rank */
@@ -325,19 +332,17 @@ int agx_ptune_kept_allreduce(const void *sendbuf, int count, MPI_Datatype dataty
     return TIMED_INITS ? ar(sendbuf, count, datatype, op, comm, info, 1) : 0; /* 0, 1 or 2 */
 }
 
-/* A persistent alltoallv's: its sizes are each rank's own, so every init makes one
- * reduction (MAX of each rank's size class and kept verdict, and of their negatives):
- * where every rank's bytes (sent and received) fall in one class whose verdict every rank
- * kept alike, that verdict; else the init is timed as before (preload_ptune.c), and its
- * verdict kept where the class was one. A communicator's first init (any rank's, agreed
- * in the same reduction) takes the verdicts kept from a freed one of the same ranks
- * (carry), then agrees its own again; a rank without its state turns the communicator's
- * persistent inits to agx's on every rank, as verdict's timing does. */
+/* A persistent alltoallv's: its sizes are each rank's own, so every init makes one MAX
+ * reduction (each rank's size class and kept verdict, and their negatives): where every
+ * rank's bytes (sent and received) fall in one class kept alike, that verdict; else timed
+ * as before (preload_ptune.c), kept where the class was one. A communicator's first init
+ * (agreed in that reduction) carries a freed one's verdicts, then agrees again; a rank
+ * without its state makes the persistent inits agx's everywhere, as verdict's timing does. */
 int agx_ptune_kept_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
                              const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Info info)
 {
-    int fresh, p = 1, ssize = 0, rsize = 0, c = 0, v[6], w[6];
+    int fresh, p = 1, ssize = 0, rsize = 0, c, v[6], w[6];
     long long bytes = 0;
     if (!TIMED_INITS)
         return 0;
@@ -353,19 +358,17 @@ int agx_ptune_kept_alltoallv(const void *sendbuf, const int *sendcounts, const i
         int sc = sendbuf == MPI_IN_PLACE || !sendcounts ? 0 : sendcounts[i], rc = recvcounts ? recvcounts[i] : 0;
         bytes = sc < 0 || rc < 0 ? -1 : bytes + (long long)sc * ssize + (long long)rc * rsize;
     }
-    while (bytes > 0 && c <= CLASSES && (1LL << c) <= bytes)
-        c++;
-    c = c > CLASSES ? 0 : c; /* 0: none kept */
+    c = size_class(bytes); /* 0: none kept */
     unsigned long long bit = c ? 1ULL << (c - 1) : 0;
     int kb = st && (st->known[6] & bit) ? 1 + ((st->lib[6] & bit) != 0) : 0;
-    v[0] = c, v[1] = -c, v[2] = kb, v[3] = -kb, v[4] = !st || !st->carried, v[5] = !st;
+    v[0] = c, v[1] = -c, v[2] = kb, v[3] = -kb, v[4] = st && !st->carried, v[5] = !st;
     if (PMPI_Allreduce(v, w, 6, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
         return 0;
-    if (w[5]) /* a rank has no state, as verdict's timing agrees (-2): agx's from now on */
-        return st ? (st->off |= 3, 0) : (PMPI_Comm_set_attr(comm, key, OFF), 0);
+    if (w[5]) /* a rank has no state, as verdict's timing agrees (-2): agx's from now on (so */
+        return st ? (st->off |= 3, 0) : (PMPI_Comm_set_attr(comm, key, OFF), 0); /* below: st) */
     if (w[4]) { /* every rank: carry, then the class's verdicts again */
         carry(comm, st);
-        kb = st && (st->known[6] & bit) ? 1 + ((st->lib[6] & bit) != 0) : 0;
+        kb = st->known[6] & bit ? 1 + ((st->lib[6] & bit) != 0) : 0;
         v[2] = kb, v[3] = -kb;
         if (PMPI_Allreduce(v + 2, w + 2, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
             return 0;
@@ -373,8 +376,8 @@ int agx_ptune_kept_alltoallv(const void *sendbuf, const int *sendcounts, const i
     if (w[0] == -w[1] && w[2] == -w[3] && w[2] > 0)
         return w[2] - 1; /* kept alike everywhere */
     int r = agx_ptune_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls, recvtype, comm, info);
-    if (st && w[0] == -w[1] && w[0] > 0 && r >= 0) /* the timing's verdict is agreed: every rank that */
-        st->known[6] |= bit, st->lib[6] |= r > 0 ? bit : 0; /* keeps one keeps the same */
+    if (w[0] == -w[1] && w[0] > 0 && r >= 0) /* the timing's verdict is agreed: every rank */
+        st->known[6] |= bit, st->lib[6] |= r > 0 ? bit : 0; /* keeps the same */
     return r;
 }
 #else
