@@ -461,6 +461,10 @@ const char *agx_op_name(agx_op op);
  * calls it): version, MPI library, the registry, the communicator's regions (nodes), and
  * the rules in force (environment, AGX_TUNING_FILE, built-in default). tools: agx-info. */
 int agx_print_info(MPI_Comm comm, FILE *out);
+/* The on-line choice's learning windows (AGX_ADAPT) this process ended, one line per
+ * operation, each after prefix: classes, calls, the calls' time and what it was above each
+ * class's winner's pace. Local. The preload prints rank 0's at MPI_Finalize (AGX_STATS). */
+void agx_print_windows(const char *prefix, FILE *out);
 
 /* ---- the papers' cost models (pure: no MPI, no communicator) -------------------------
  * What agx-bench prints next to the counts it measures, for tools that want the same. */

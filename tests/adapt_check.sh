@@ -43,6 +43,12 @@ AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/prel
   bad "the preload learns by default"
 AGX_ADAPT=0 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
   ! grep -q "learn" "$t/out" || bad "AGX_ADAPT=0 under the preload"
+#    the windows' cost in the report at MPI_Finalize; AGX_VERBOSE says a window's start once
+#    (a line per candidate made the forwarding of stderr a part of the window's time)
+AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/comm_steps" 1 200 4096 \
+  allreduce dup > "$t/out" 2>&1 && [ "$(grep -c '4096 B (class < 8192 B): [a-z_]* (learning on the run)' "$t/out")" -eq 1 ] &&
+  grep -q "^agx-preload: rank 0: learning windows: allreduce 1 classes, [0-9]* calls, [0-9.]* us, [-+][0-9.]* us" \
+    "$t/out" || bad "the learning windows in the report"
 # 5. collective writes: a file's decision written as a file_write_all row, and a second run
 #    starting from it (every write the library's from the first, no write timed)
 fl=("$b/bin/test_filelearn" --expect library)

@@ -10,6 +10,7 @@ src=$(realpath "$1") b=$(realpath "$2") mpi=${3:-openmpi}
 lib=$b/lib/libagx-preload.so app=$b/bin/preload_app
 run=("$src/tools/agxrun" --mpi "$mpi" --timeout 120)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+cd "$t"  # the programs' files (preload_f.dat, ...) go here, not into the caller's directory
 fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -20; fail=1; }
 

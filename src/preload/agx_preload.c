@@ -30,7 +30,6 @@
 #include <string.h>
 
 enum { NOPS = AGX_OP_LAST, NALG = 32 };
-
 enum { FWRITE = NOPS, FREAD, NSLOT }; /* the report's slots: the operations, file writes, reads */
 static int on[NSLOT], read_done;  /* on[slot]: through agx (AGX_ENABLE, read at the first call) */
 static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
@@ -384,6 +383,7 @@ static void print_report(int rank)
             if (left[op][w])
                 fprintf(stderr, "agx-preload: rank %d: left to the library: %s %lld calls (%s)\n", rank,
                         slot_name(op), left[op][w], left_why[w]);
+    agx_print_windows("agx-preload: rank 0: ", stderr);
 }
 
 AGX_EXPORT int MPI_Finalize(void)

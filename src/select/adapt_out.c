@@ -10,6 +10,7 @@
 #include "select.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -118,8 +119,30 @@ static void times(const agx_args *a, const agx_learn *e, char *buf, size_t len)
                                e->mean[i] * 1e6);
 }
 
+/* The windows this process ended, per operation (agx_print_windows, agx.h): AGX_STATS's line,
+ * printed at MPI_Finalize, where AGX_VERBOSE's lines during the run cost time themselves
+ * (the forwarding of stderr shares the cores). */
+static struct {
+    long long classes, calls;
+    double s, extra_s;
+} tally[AGX_OP_LAST];
+
+void agx_print_windows(const char *prefix, FILE *out)
+{
+    for (int op = 0; op < AGX_OP_LAST; op++)
+        if (tally[op].classes)
+            fprintf(out, "%slearning windows: %s %lld classes, %lld calls, %.1f us, %+.1f us against the winners' "
+                    "pace\n", prefix, agx_op_get((agx_op)op)->name, tally[op].classes,
+                    tally[op].calls, tally[op].s * 1e6, tally[op].extra_s * 1e6);
+}
+
 void agx_learn_report(const agx_args *a, const agx_learn *e)
 {
+    double at_winner = e->mean[e->winner] * e->total;
+    pthread_mutex_lock(&out_lock);
+    tally[a->op].classes++, tally[a->op].calls += e->total;
+    tally[a->op].s += e->window_s, tally[a->op].extra_s += e->window_s - at_winner;
+    pthread_mutex_unlock(&out_lock);
     char t[256], note[160];
     times(a, e, t, sizeof t);
     snprintf(note, sizeof note, "learned on the run at %lld-%lld B: %s", e->lo, e->hi, t);
@@ -133,7 +156,6 @@ void agx_learn_report(const agx_args *a, const agx_learn *e)
     }
     if (a->rank != 0 || !agx_env_flag("AGX_VERBOSE"))
         return;
-    double at_winner = e->mean[e->winner] * e->total;
     fprintf(stderr, "agx: %s learned on %d ranks, %lld-%lld B: %s; runs %s (window of %d calls took %.1f us, "
             "%+.1f us against the winner's pace)\n", agx_op_get(a->op)->name, a->p, e->lo, e->hi, t,
             agx_call_alg(a, e->cand[e->winner])->name, e->total, e->window_s * 1e6, (e->window_s - at_winner) * 1e6);

@@ -135,7 +135,10 @@ static int file_or_default(agx_args *a, int *index)
                              getenv("AGX_ADAPT"));
         int rule = *index;
         *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
-        if (verbose_on()) /* the reason's tests only for the report: not on every call */
+        /* the reason's tests only for the report, not on every call; of a window, its first
+         * call's only: a line per candidate made the forwarding of stderr a part of the
+         * window's time (its 'learned' line names them all, with their times) */
+        if (verbose_on() && (!a->learn || a->learn->total == 0))
             verbose(a, *index,
                     a->learn            ? "learning on the run"
                     : *index == rule    ? "default rule"
