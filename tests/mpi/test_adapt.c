@@ -167,18 +167,23 @@ int main(int argc, char **argv)
             EXPECT(!strcmp(name, "native"), "%s on 2 ranks, call %d: ran %s, not the library's (no window there)",
                    agx_op_name((agx_op)c.op), i, name);
         }
-    /* an integer allreduce on two ranks under 2 KiB: the library's, untimed, every call */
-    for (int i = 0; i < 24 && psize == 2; i++) {
-        int v[2] = {prank + i, 1}, w[2] = {0, 0};
-        EXPECT(agx_allreduce(v, w, 2, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1] == 2,
-               "allreduce of 8 B on 2 ranks, call %d: %d %d", i, w[0], w[1]);
+    /* an integer allreduce on two ranks under 4 KiB (8 B, 3 KiB): the library's, untimed,
+     * every call */
+    int *v = calloc(1024, sizeof *v), *w = calloc(1024, sizeof *w);
+    for (int i = 0; i < 48 && psize == 2 && v && w; i++) {
+        int n = i < 24 ? 2 : 768;
+        v[0] = prank + i, v[n - 1] = 1, w[0] = w[n - 1] = 0;
+        EXPECT(agx_allreduce(v, w, n, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[n - 1] == 2,
+               "allreduce of %d B on 2 ranks, call %d: %d %d", 4 * n, i, w[0], w[n - 1]);
         agx_comm_last_algorithm(pair, AGX_OP_ALLREDUCE, &name);
-        EXPECT(!strcmp(name, "native"), "allreduce of 8 B on 2 ranks, call %d: ran %s, not the library's", i, name);
+        EXPECT(!strcmp(name, "native"), "allreduce of %d B on 2 ranks, call %d: ran %s, not the library's", 4 * n, i,
+               name);
+        v[n - 1] = 0;
     }
-    /* from 2 KiB it keeps its window, without timing twice what sends the same one
+    /* from 4 KiB it keeps its window, without timing twice what sends the same one
      * exchange (same_on_two: dissemination, dissemination_radix, recursive_doubling);
      * more than one candidate runs in it */
-    int ran[64] = {0}, twins = 0, kinds = 0, *v = calloc(1024, sizeof *v), *w = calloc(1024, sizeof *w);
+    int ran[64] = {0}, twins = 0, kinds = 0;
     for (int i = 0; i < window && psize == 2 && v && w; i++) {
         v[0] = prank + i, v[1023] = 1;
         EXPECT(agx_allreduce(v, w, 1024, MPI_INT, MPI_SUM, pair) == MPI_SUCCESS && w[0] == 1 + 2 * i && w[1023] == 2 &&
