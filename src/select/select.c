@@ -126,17 +126,34 @@ int agx_learn_inexact(const agx_args *a)
     return a->op == AGX_OP_ALLREDUCE && !a->u.ar.exact && a->sel->adapt < 2;
 }
 
-/* The rules file's row for the call, when its algorithm can run here; else the default. */
-static int file_or_default(agx_args *a, int *index)
+/* A call that the default decides and the on-line choice gives the library's call untimed
+ * whatever the rules say (agx_learn_pair, agx_learn_inexact: a floating-point allreduce
+ * under AGX_ADAPT=1, a 2-rank one under 4 KiB, any 2-rank allgather(v) or alltoallv): no
+ * rule is read, so its communicator's first call makes no node map (the first
+ * MPI_Comm_split_type, 47-63 us of a 2-rank first call's 170-190 here). Alike on every
+ * rank of a correct call (size, type, op, environment), so the regions a later call needs
+ * are made at the same call everywhere. */
+static int untimed_native(const agx_args *a, int forced)
+{
+    const agx_sel *sel = a->sel;
+    return forced < 0 && !sel->rules_on && !sel->rules_bad && sel->adapt > 0 && !a->request &&
+           a->kind == AGX_KIND_INTRA && a->p > 1 && a->msg_bytes >= 0 && (agx_learn_pair(a) || agx_learn_inexact(a));
+}
+
+/* The rules file's row for the call, when its algorithm can run here; else the default
+ * (lazy: not read where the call takes the library's call untimed, untimed_native). */
+static int file_or_default(agx_args *a, int *index, int lazy)
 {
     const agx_rule *row = a->sel->rules_on ? file_row(a) : NULL;
     if (!row) {
-        *index = agx_select_rule(a);
+        *index = lazy ? -1 : agx_select_rule(a);
         if (a->sel->adapt < 0)
             return agx_error(MPI_ERR_ARG, "AGX_ADAPT='%s' in the environment is none of 0, 1, any",
                              getenv("AGX_ADAPT"));
         int rule = *index;
         *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
+        if (*index < 0) /* native cannot take it after all: the rules decide */
+            *index = rule = agx_select_rule(a);
         /* the reason's tests only for the report, not on every call; of a window, its first
          * call's only: a line per candidate made the forwarding of stderr a part of the
          * window's time (its 'learned' line names them all, with their times) */
@@ -187,18 +204,18 @@ int agx_select(agx_args *a, int *index)
      * the ranks whose sizes pass it, and leave the others (alltoallv's sizes are each
      * rank's own) waiting. */
     const agx_regions *R;
-    if (kind == AGX_KIND_INTRA && !ctx->reg && ctx->p > 1)
+    int forced = sel->forced[kind][op] >= 0 ? sel->forced[kind][op] : env_choice(a), lazy = untimed_native(a, forced);
+    if (kind == AGX_KIND_INTRA && !ctx->reg && ctx->p > 1 && !lazy)
         (void)agx_ctx_regions(ctx, &R); /* a failure: the rules that need them do not hold */
     if (sel->env_bad[op] && sel->forced[kind][op] < 0)
         return agx_error(MPI_ERR_ARG, "%s", sel->env_bad[op]);
     if (sel->fallback < 0)
         return agx_error(MPI_ERR_ARG, "AGX_FALLBACK='%s' in the environment is none of error, warn, "
                          "silent", sel->fallback_text);
-    int forced = sel->forced[kind][op] >= 0 ? sel->forced[kind][op] : env_choice(a);
     if (sel->rules_bad && forced < 0) /* the file would decide this call */
         return agx_error(MPI_ERR_ARG, "%s", sel->rules_bad);
     if (forced < 0)
-        return file_or_default(a, index);
+        return file_or_default(a, index, lazy);
     const char *how = sel->forced[kind][op] >= 0 ? "agx_comm_set_algorithm" : agx_op_get(op)->env;
     const agx_alg *alg = agx_call_alg(a, forced);
     int told;
