@@ -16,8 +16,9 @@
  *    the fifth the writes go the expected way (with --decided, from the first);
  *  - A and B are equal byte for byte;
  *  - with --engine-turns N, the engine ran N of file 0's first 4 writes (a window whose
- *    times are fixed, AGX_TEST_FLEARN_TIMES: a candidate's one sample puts it out of the
- *    window at 4 times the fastest's, not below).
+ *    times are fixed, AGX_TEST_FLEARN_TIMES: the engine's one sample, the class's first,
+ *    puts it out of the window at 4 times the fastest's, not below; the library's, after
+ *    the engine's, at 2 times).
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
  * itself, where node aggregation changes nothing).
