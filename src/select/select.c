@@ -152,7 +152,9 @@ static int file_or_default(agx_args *a, int *index, int lazy)
                              getenv("AGX_ADAPT"));
         int rule = *index;
         *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
-        if (*index < 0) /* native cannot take it after all: the rules decide */
+        /* no class entry (out of memory on this rank): the library's call all the same,
+         * with no collective that the other ranks would not make */
+        if (*index < 0 && (*index = agx_rule_alg(a->op, a->kind, -1)) < 0)
             *index = rule = agx_select_rule(a);
         /* the reason's tests only for the report, not on every call; of a window, its first
          * call's only: a line per candidate made the forwarding of stderr a part of the
