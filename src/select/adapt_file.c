@@ -36,13 +36,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RATIO_EARLY 2.0       /* out on two samples or more, or on the one sample of a candidate
-                               * whose turn came after the engine's: at least this many times the
-                               * fastest (a library's first write took 0.98-1.89x its second in
-                               * the PnetCDF programs' classes, docs/RESULTS.md) */
-#define RATIO_EARLY_FIRST 4.0 /* the engine out on one sample: the class's first turn, which may
-                               * carry the run's first-write costs (BTIO's shape, 9 ranks: the
-                               * engine's first write 10-15 ms, its later ones 4-5) */
+#define RATIO_EARLY 2.0       /* out on two samples or more, or the library on its one sample (its
+                               * turn follows the engine's; its first write took 0.98-1.89x its
+                               * second in the PnetCDF programs' classes, docs/RESULTS.md): at
+                               * least this many times the fastest */
+#define RATIO_EARLY_FIRST 4.0 /* agx's engine out on one sample (alone, or with node aggregation,
+                               * whose first write makes its node's set-up): the engine's turn is
+                               * the class's first and may carry the run's first-write costs
+                               * (BTIO's shape, 9 ranks: its first write 10-15 ms, later ones 4-5) */
 #define AGX_FLEARN_SETTLE 8
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -152,12 +153,12 @@ static int fastest(const agx_flearn *L, const agx_flearn_class *c)
 }
 
 /* Candidate i is out of the class's window: each has a sample, and i's best took at least
- * RATIO_EARLY times the fastest's, RATIO_EARLY_FIRST while the engine, whose turn is the
- * class's first, has one sample (the fastest's own: never). */
+ * RATIO_EARLY times the fastest's, RATIO_EARLY_FIRST while agx's engine (alone or with node
+ * aggregation) has one sample (the fastest's own: never). */
 static int out(const agx_flearn *L, const agx_flearn_class *c, int i)
 {
     int w = fastest(L, c);
-    double r = c->k[i] < 2 && i == AGX_FLEARN_ENGINE ? RATIO_EARLY_FIRST : RATIO_EARLY;
+    double r = c->k[i] < 2 && i != AGX_FLEARN_LIBRARY ? RATIO_EARLY_FIRST : RATIO_EARLY;
     return w >= 0 && i != w && c->best[i] >= r * c->best[w];
 }
 
