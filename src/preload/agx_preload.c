@@ -32,7 +32,7 @@
 enum { NOPS = AGX_OP_LAST, NALG = 32 };
 enum { FWRITE = NOPS, FREAD, NSLOT }; /* the report's slots: the operations, file writes, reads */
 static int on[NSLOT], read_done;  /* on[slot]: through agx (AGX_ENABLE, read at the first call) */
-static int report;                /* AGX_STATS or AGX_VERBOSE: count for the report */
+static int report, fp_lib;        /* AGX_STATS or AGX_VERBOSE: count for the report; fp_lib: MPI_Allreduce */
 static long long calls[NSLOT], bytes[NSLOT], left[NSLOT][AGX_LEFT_N];
 static struct {
     const char *name; /* the registry's (static) name; for file writes and reads, two_phase
@@ -51,8 +51,8 @@ static const char *const left_why[AGX_LEFT_N] = {
     [AGX_LEFT_RANK] = "persistent, and a rank could not take it",
     [AGX_LEFT_TIMED] = "persistent inits whose starts, or non-blocking calls, the library's own ran faster, "
                        "timed (AGX_ADAPT)",
-    [AGX_LEFT_BITS] = "non-blocking calls or persistent inits whose reduction's bits depend on the order: the "
-                      "library's own, untimed (AGX_ADAPT=1)",
+    [AGX_LEFT_BITS] = "calls or persistent inits whose reduction's bits depend on the order: the library's own, "
+                      "untimed (AGX_ADAPT=1)",
 };
 
 int agx_preload_set(const char *name)
@@ -65,6 +65,8 @@ static void read_enable(void)
 {
     const char *e = getenv("AGX_ENABLE");
     report = agx_preload_set("AGX_STATS") || agx_preload_set("AGX_VERBOSE");
+    fp_lib = getenv("AGX_ADAPT") && !strcmp(getenv("AGX_ADAPT"), "1") && !agx_preload_set("AGX_TUNING_FILE") &&
+             !agx_preload_set("AGX_ALLREDUCE_ALGORITHM");
     for (int op = 0; op < NSLOT; op++) { /* each flag stored once: two threads' first calls
                                            * may both get here, and neither sees a passing 0 */
         int v = !e || !*e || !strcmp(e, "1");
@@ -179,46 +181,18 @@ AGX_EXPORT int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const 
     return rc;
 }
 
+/* A reduction whose bits depend on the order (floating point) under AGX_ADAPT=1, with no
+ * forced algorithm nor rules file: the library's own call on the program's communicator,
+ * as the non-blocking ones (agx's choice would be that call too, after its context). */
 AGX_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count_, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (!enabled(AGX_OP_ALLREDUCE) && (agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_ENABLE), 1))
+    if ((!enabled(AGX_OP_ALLREDUCE) && (agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_ENABLE), 1)) ||
+        (fp_lib && !agx_allreduce_exact(datatype, op) && (agx_preload_left(AGX_OP_ALLREDUCE, AGX_LEFT_BITS), 1)))
         return PMPI_Allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
     int rc = agx_allreduce(sendbuf, recvbuf, count_, datatype, op, comm);
     if (rc == MPI_SUCCESS)
         count(AGX_OP_ALLREDUCE, comm, agx_preload_bytes(comm, count_, 0, NULL, datatype));
     return rc;
-}
-
-/* Non-blocking allgather(v) and allreduce: through agx only while its progress thread runs
- * (the preload's MPI_Wait & co. advance agx's rounds, but a program may wait in a call that
- * does not, MPI_Recv or a barrier, for a peer that needs them): then agx's request
- * handed to MPI as a generalized request (agx_request_mpi), where it is faster than the
- * library's own call (AGX_ADAPT: timed at a size class's first call, preload_nbtune.c);
- * otherwise the library's own. (An alltoallv request would run the library's anyway.) */
-int agx_preload_async_ok(int op)
-{
-    static int said;
-    static int async; /* thread on (1) or off (-1): fixed from the first ask to MPI_Finalize */
-    if (!enabled(op)) {
-        agx_preload_left(op, AGX_LEFT_ENABLE);
-        return 0;
-    }
-    int on = __atomic_load_n(&async, __ATOMIC_RELAXED);
-    if (!on)
-        __atomic_store_n(&async, on = agx_progress_async() ? 1 : -1, __ATOMIC_RELAXED);
-    if (on > 0)
-        return 1;
-    agx_preload_left(op, AGX_LEFT_THREAD);
-    if (!said && agx_preload_set("AGX_VERBOSE")) {
-        int rank = 0;
-        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        if (rank == 0)
-            fprintf(stderr, "agx-preload: MPI_Iallgather(v) and MPI_Iallreduce go to the MPI library, and the "
-                    "persistent collectives (MPI_Allgather_init & co.): agx's requests need its progress thread "
-                    "(AGX_PROGRESS_THREAD=1 and MPI_Init_thread with MPI_THREAD_MULTIPLE)\n");
-    }
-    said = 1;
-    return 0;
 }
 
 #define async_ok agx_preload_async_ok

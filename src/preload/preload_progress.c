@@ -17,7 +17,8 @@
  * (MPI_Wait is MPI_Test repeated; the same statuses, codes and MPI_ERR_IN_STATUS); agx's
  * progress thread steps aside while it runs. Once none is active, or when none was, the
  * call is PMPI_'s, with nothing added but one atomic load. Results are the library's:
- * nothing here completes a request that MPI did not.
+ * nothing here completes a request that MPI did not. Also here: whether the preload's
+ * non-blocking and persistent entries may hand agx's requests out (agx_preload_async_ok).
  */
 #include "preload.h"
 
@@ -90,4 +91,36 @@ AGX_EXPORT int MPI_Waitsome(int n, MPI_Request reqs[], int *outcount, int idxs[]
             return rc;
     }
     return PMPI_Waitsome(n, reqs, outcount, idxs, sts);
+}
+
+/* Non-blocking allgather(v) and allreduce: through agx only while its progress thread runs
+ * (the preload's MPI_Wait & co. advance agx's rounds, but a program may wait in a call that
+ * does not, MPI_Recv or a barrier, for a peer that needs them): then agx's request
+ * handed to MPI as a generalized request (agx_request_mpi), where it is faster than the
+ * library's own call (AGX_ADAPT: timed at a size class's first call, preload_nbtune.c);
+ * otherwise the library's own. (An alltoallv request would run the library's anyway.) */
+int agx_preload_async_ok(int op)
+{
+    static int said;
+    static int async; /* thread on (1) or off (-1): fixed from the first ask to MPI_Finalize */
+    if (!agx_preload_enabled(op)) {
+        agx_preload_left(op, AGX_LEFT_ENABLE);
+        return 0;
+    }
+    int on = __atomic_load_n(&async, __ATOMIC_RELAXED);
+    if (!on)
+        __atomic_store_n(&async, on = agx_progress_async() ? 1 : -1, __ATOMIC_RELAXED);
+    if (on > 0)
+        return 1;
+    agx_preload_left(op, AGX_LEFT_THREAD);
+    if (!said && agx_preload_set("AGX_VERBOSE")) {
+        int rank = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        if (rank == 0)
+            fprintf(stderr, "agx-preload: MPI_Iallgather(v) and MPI_Iallreduce go to the MPI library, and the "
+                    "persistent collectives (MPI_Allgather_init & co.): agx's requests need its progress thread "
+                    "(AGX_PROGRESS_THREAD=1 and MPI_Init_thread with MPI_THREAD_MULTIPLE)\n");
+    }
+    said = 1;
+    return 0;
 }
