@@ -184,11 +184,16 @@ static int rounds(const agx_learn *e)
     return e->phase == PH_LOOK ? 1 : e->phase == PH_SCREEN ? AGX_LEARN_SCREEN - 1 : AGX_LEARN_ROUNDS; /* final, rematch */
 }
 
+int agx_learn_on(const agx_args *a)
+{
+    return a->sel->adapt > 0 && !a->request && a->kind == AGX_KIND_INTRA && a->p > 1 && a->msg_bytes >= 0;
+}
+
 int agx_learn_pick(agx_args *a, int chosen)
 {
     agx_sel *sel = a->sel;
     a->learn = NULL;
-    if (!sel->adapt || a->request || a->kind != AGX_KIND_INTRA || a->p < 2 || a->msg_bytes < 0)
+    if (!agx_learn_on(a))
         return chosen; /* inter calls (their own agreement, an inter-communicator) keep the default's */
     agx_learn *e = entry(sel, key_of(a));
     if (!e)

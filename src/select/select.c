@@ -136,8 +136,7 @@ int agx_learn_inexact(const agx_args *a)
 static int untimed_native(const agx_args *a, int forced)
 {
     const agx_sel *sel = a->sel;
-    return forced < 0 && !sel->rules_on && !sel->rules_bad && sel->adapt > 0 && !a->request &&
-           a->kind == AGX_KIND_INTRA && a->p > 1 && a->msg_bytes >= 0 && (agx_learn_pair(a) || agx_learn_inexact(a));
+    return forced < 0 && !sel->rules_on && !sel->rules_bad && agx_learn_on(a) && (agx_learn_pair(a) || agx_learn_inexact(a));
 }
 
 /* The rules file's row for the call, when its algorithm can run here; else the default

@@ -318,13 +318,12 @@ int agx_ctx_resolve(const agx_ctx *ctx, agx_op op, const char *name, int idx[AGX
  * of the first call (private communicator, rules file agreed). */
 int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel);
 
-/* On-line choice (adapt.c): the algorithm a call of the default rule's choice `chosen`
- * runs (the class's winner, or its window's candidate: a->learn set); agx_run runs a->alg,
- * timing a window's call and deciding at its last (one reduction over the communicator). */
+/* On-line choice (adapt.c): the algorithm a call of the default rule's choice `chosen` runs
+ * (its class's winner or window's candidate, a->learn set; `chosen` unless agx_learn_on);
+ * agx_run runs a->alg, timing a window's call, deciding at its last (one reduction). */
 int agx_learn_pick(agx_args *a, int chosen);
-/* A class the on-line choice gives the library's call untimed: an allgather(v) or
- * alltoallv on 2 ranks, one exchange whatever the algorithm (adapt.c). */
-int agx_learn_pair(const agx_args *a);
+int agx_learn_on(const agx_args *a); /* AGX_ADAPT on, blocking, intra, 2 ranks or more */
+int agx_learn_pair(const agx_args *a); /* a 2-rank class the library's call takes, untimed (select.c) */
 int agx_learn_inexact(const agx_args *a); /* a floating-point allreduce under AGX_ADAPT=1 */
 /* The size class of the on-line choice: c with bytes in [2^(c-1), 2^c) (0 for 0 bytes). */
 int agx_size_class(long long bytes);
