@@ -13,16 +13,12 @@
  * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
  * turn starts after a barrier, its timed call right after its first (the skew a loop of
  * the same candidate leaves), and each rank keeps its own times; at a phase's last call
- * one MPI_Allreduce (MAX, n doubles, on the private communicator) gives
- * the slowest rank's figure, a benchmark's time of a collective, the same on every rank
- * whatever each one's clock said. The library's call (native), then the default's choice,
- * stays unless another is at least AGX_LEARN_MARGIN faster. Every rank counts the same
- * calls of a class (the calls of a correct program match, and alltoallv's size is
- * agreed), so the window ends at the same call everywhere. alltoallv's candidates other
- * than native are charged the call's agreement, which native skips once the communicator
- * settles on it (api_alltoallv.c): each rank's median agreement time, the most over the
- * ranks, as every figure of the reduction (the least, the agreement's bare latency, was
- * 0.5-0.75 us on 4 ranks of this VM where the agreement added 9-24 us to a call).
+ * one MPI_Allreduce (MAX, n doubles, on the private communicator) gives the slowest
+ * rank's figure, a benchmark's time of a collective, the same on every rank whatever each
+ * one's clock said. The library's call (native), then the default's choice, stays unless
+ * another is at least AGX_LEARN_MARGIN faster. Every rank counts the same calls of a
+ * class (the calls of a correct program match, and alltoallv's size is agreed), so the
+ * window ends at the same call everywhere (alltoallv's agreement: agreement()).
  * Exactness: data movement and exact reductions (integers, logicals: any order gives the
  * same bits) learn freely; other reductions (floating point) take the library's own call,
  * untimed, unless AGX_ADAPT=any.
@@ -84,21 +80,30 @@ static agx_learn *entry(agx_sel *sel, unsigned key)
     return e;
 }
 
-/* idx, or on 2 ranks the algorithm it sends the same messages as (same_on_two). */
+/* idx, or on 2 ranks the algorithm it sends the same messages as (same_on_two, one name). */
 static int twin(const agx_args *a, int idx)
 {
     const char *as = a->p == 2 ? a->table->algs[idx].same_on_two : NULL;
-    int j = as ? agx_alg_find(a->op, a->kind, as) : -1;
+    int j = as && !strchr(as, '|') ? agx_alg_find(a->op, a->kind, as) : -1;
     return j >= 0 ? j : idx;
 }
 
-/* idx is a candidate already, or (2 ranks) one that sends the same messages is. */
+/* idx is a candidate already, or (2 ranks) one that sends the same messages is; or its
+ * same_on_two is a list ("a|b|c": it sends what one of them sends, by the regions and the
+ * size) and every one of them is. */
 static int has(const agx_args *a, const agx_learn *e, int idx)
 {
-    for (int i = 0; i < e->ncand; i++)
-        if (twin(a, e->cand[i]) == twin(a, idx))
-            return 1;
-    return 0;
+    const char *s = a->p == 2 ? a->table->algs[idx].same_on_two : NULL;
+    int all = s && strchr(s, '|'), i = 0;
+    for (size_t n; all && *s; s += n + (s[n] == '|')) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(n = strcspn(s, "|")), s);
+        int j = agx_alg_find(a->op, a->kind, name);
+        all = j >= 0 && has(a, e, j);
+    }
+    while (i < e->ncand && twin(a, e->cand[i]) != twin(a, idx))
+        i++;
+    return all || i < e->ncand;
 }
 
 /* Whether the learned class nearest to key's size (same operation, kind and sub-class,
@@ -255,8 +260,11 @@ static double clear(void)
     return x;
 }
 
-/* The agreement a timed alltoallv call charges agx's candidates (s; AGX_TEST_LEARN_AGREE=S,
- * tests only: S on every rank, where the call measured one). */
+/* The agreement a timed alltoallv call charges agx's candidates, which native skips once
+ * the communicator settles on it (api_alltoallv.c): each rank's median agreement time, the
+ * most over the ranks, as every figure of the reduction (the least, the agreement's bare
+ * latency, was 0.5-0.75 us on 4 ranks of this VM where the agreement added 9-24 us to a
+ * call); s; AGX_TEST_LEARN_AGREE=S (tests only): S on every rank, where one was measured. */
 static float agreement(const agx_args *a)
 {
     static double test = -2;

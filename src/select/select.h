@@ -136,7 +136,8 @@ struct agx_alg {
     int plans;                  /* runs one schedule (agx_run_flat / agx_run_locality), so
                                  * it can be a plan: persistent and non-blocking calls */
     const char *same_on_two;    /* on 2 ranks it sends what this algorithm sends (one
-                                 * exchange of the vector): the on-line choice times one */
+                                 * exchange of the vector), or what one of "a|b|c" sends
+                                 * (by regions and size): the on-line choice times one */
 };
 
 /* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).

@@ -294,4 +294,55 @@ TEST(dissemination_radix_regions)
     }
 }
 
+/* One rank's messages in order: "kind peer share" per send or receive, the rounds
+ * numbered densely (a builder may leave a round empty), share the vector's blocks moved
+ * in units of 1/nb. */
+static void messages(const agx_sched *s, int nb, char *out, size_t cap)
+{
+    int last = -1, k = -1;
+    size_t n = 0;
+    out[0] = 0;
+    for (int i = 0; i < s->n && n < cap; i++) {
+        const agx_sop *o = &s->ops[i];
+        if (o->kind != AGX_SOP_SEND && o->kind != AGX_SOP_RECV)
+            continue;
+        int blocks = 0;
+        for (int b = 0; b < nb; b++)
+            blocks += agx_sop_has(s, o, b);
+        k += o->round != last, last = o->round;
+        n += (size_t)snprintf(out + n, cap - n, "%d:%s%d:%d/%d ", k, o->kind == AGX_SOP_SEND ? ">" : "<", o->peer,
+                              blocks, nb);
+    }
+}
+
+/* On 2 ranks dissemination_node sends what dissemination sends (two regions of one rank),
+ * reduce_bcast (one region, one lane) or rabenseifner (one region, two lanes): the table's
+ * same_on_two, on which the on-line choice times one of them (src/select/adapt.c). */
+TEST(dissemination_node_on_two)
+{
+    static const struct {
+        int label[2], nl;
+        agx_build_fn flat;
+    } c[] = {{{0, 1}, 1, agx_build_ar_dissemination}, {{0, 0}, 1, agx_build_ar_reduce_bcast},
+             {{0, 0}, 2, agx_build_ar_rabenseifner}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        agx_regions R;
+        ASSERT(!agx_regions_init(&R, 2, c[i].label));
+        for (int r = 0; r < 2; r++) {
+            agx_sched a, b;
+            char ma[256], mb[256];
+            agx_sched_init(&a), agx_sched_init(&b);
+            ASSERT(!agx_build_ar_dissemination_node(&R, c[i].nl, NULL, r, &a) && !agx_sched_finish(&a));
+            ASSERT(c[i].flat(&b, 0, r, 2, 0) >= 0 && !agx_sched_finish(&b));
+            messages(&a, c[i].nl, ma, sizeof ma);
+            messages(&b, agx_ar_nblocks(c[i].flat, 2), mb, sizeof mb);
+            if (strcmp(ma, mb))
+                fprintf(stderr, "case %zu rank %d: dissemination_node %s, the other %s\n", i, r, ma, mb);
+            ASSERT(ma[0] && !strcmp(ma, mb));
+            agx_sched_free(&a), agx_sched_free(&b);
+        }
+        agx_regions_free(&R);
+    }
+}
+
 UNIT_MAIN()

@@ -49,7 +49,7 @@ static const agx_alg intra[] = {
      .desc = "node-local reduce-scatter over lanes, dissemination among the nodes per lane, node-local allgather",
      .cost = "floor(log2 nodes) + 2 rounds; lanes carry n/lanes bytes across nodes",
      .cite = "SharedNotify Sec. III (last paragraph)", .check = exact, .fallback = "recursive_doubling",
-     .params = {LANE_BYTES}},
+     .params = {LANE_BYTES}, .same_on_two = "dissemination|reduce_bcast|rabenseifner"},
     {.name = "dissemination_shm", .fn = agx_allreduce_intra_dissemination_shm, .ops = AR,
      .desc = "dissemination_node with the node-local reduce-scatter and allgather in a node-shared window",
      .cost = "floor(log2 nodes) rounds + 2 node barriers; lanes carry n/lanes bytes across nodes",
@@ -97,9 +97,10 @@ static const agx_rule intra_rules[] = {
 
 /* The on-line choice's candidates (AGX_ADAPT, src/select/adapt.c) beside the default's and
  * native: the fastest agx algorithms somewhere in docs/RESULTS.md's "On-line choice"
- * sweep (fewer messages and the shared window win on a busy node). */
-static const char *const intra_online[] = {"dissemination_shm", "dissemination_node", "dissemination_radix",
-                                           "recursive_doubling", "rabenseifner", "reduce_bcast", NULL};
+ * sweep (fewer messages and the shared window win on a busy node); dissemination_node
+ * after the three whose messages it sends on 2 ranks (its same_on_two). */
+static const char *const intra_online[] = {"dissemination_shm", "dissemination_radix", "recursive_doubling",
+                                           "rabenseifner", "reduce_bcast", "dissemination_node", NULL};
 
 const agx_table agx_allreduce_intra_table = {
     .kind = AGX_KIND_INTRA, .algs = intra, .n = sizeof intra / sizeof intra[0],
