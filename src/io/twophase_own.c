@@ -5,10 +5,12 @@
  * larger still (64 KiB on average, or a stripe unit where the hints give one), the
  * aggregators would only copy each rank's bytes once more before moving them in pieces
  * no larger: each rank writes (reads) its own requests, adjacent ones in one call, and
- * the errors are agreed. Cost of such a call: agreement A (one more integer in it), one
- * allgather of 32 B per rank (on up to AGX_AGREE_GATHER_P ranks, agreement A is that
- * allgather: agx_agree_gather), the rank's own file calls, agreement D; no exchange, no
- * aggregator. A call that stays with the aggregators pays the allgather only when every
+ * each rank returns its own file calls' error, as ROMIO's independent path does (no rank
+ * waits on another's file calls; since 2026-11-28: agreeing them, agreement D, made the
+ * path's collectives two where ROMIO's are one). Cost of such a call: agreement A (one
+ * more integer in it), one allgather of 32 B per rank (on up to AGX_AGREE_GATHER_P ranks,
+ * agreement A is that allgather: agx_agree_gather), the rank's own file calls; no
+ * exchange, no aggregator. A call that stays with the aggregators pays the allgather only when every
  * rank's requests are large. docs/algorithms.md, "Two-phase collective write".
  */
 #include "twophase.h"
@@ -89,6 +91,5 @@ int agx_tp_own(agx_tp *t, long long *rec, int *done)
         i = j;
     }
     *done = t->own = 1;
-    return agx_agree(t->a.comm, t->a.rank, werr, NULL, 0, t->fn,
-                     t->reading ? "failed to read its own requests" : "failed to write its own requests");
+    return werr; /* its own error, not agreed: no rank waits on another's file calls */
 }
