@@ -51,7 +51,7 @@ AGX_STATS=1 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" 
     "$t/out" || bad "the learning windows in the report"
 # 5. collective writes: a file's decision written as a file_write_all row, and a second run
 #    starting from it (every write the library's from the first, no write timed)
-fl=("$b/bin/test_filelearn" --expect library)
+fl=("$b/bin/test_filelearn" --expect library --cb)
 AGX_ADAPT=1 AGX_TEST_FLEARN_SKEW=2:0:1000 AGX_TUNING_OUT="$t/files.json" "${run[@]}" -n 4 "${fl[@]}" > "$t/out" 2>&1 &&
   grep -q '"op": "file_write_all", "comm_size": "4-4", "bytes": "[0-9]*-[0-9]*", "piece": "[0-9]*-[0-9]*", "algorithm": "native"' \
     "$t/files.json" || { cat "$t/files.json" >> "$t/out" 2>/dev/null; bad "AGX_TUNING_OUT's file_write_all row"; }

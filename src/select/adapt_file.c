@@ -337,19 +337,31 @@ void agx_flearn_skip(agx_flearn *L, double seconds)
         L->t0 += seconds;
 }
 
-void agx_flearn_done(agx_flearn *L, int valid)
+void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const char *name)
 {
     if (!L->mode || L->pend >= -1)
         return;
     int i = -2 - L->pend;
+    agx_flearn_class *c = &L->c[i];
     L->pend = -1;
-    L->c[i].turns++; /* on every rank, as the call ran (a call the library failed on one
-                      * rank only: its sample is dropped at the next reduction, its turn
-                      * is not, so the ranks' next turns stay alike) */
+    c->turns++; /* on every rank, as the call ran (a call the library failed on one
+                 * rank only: its sample is dropped at the next reduction, its turn
+                 * is not, so the ranks' next turns stay alike) */
     if (valid) {
         double t = fixed(L->pend_cand);
         L->dt = (t >= 0 ? t : MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
     }
+    if (!valid || !own || L->pend_cand == AGX_FLEARN_LIBRARY || c->decided)
+        return;
+    /* the engine's call went each rank its own (agreed): the library's can do no less */
+    c->decided = 1, c->winner = AGX_FLEARN_ENGINE;
+    agx_flearn_keep(L->p, L->reads, c->cls, c->winner, "each rank its own requests, no exchange");
+    remember(L, c);
+    int rank = 1;
+    if (agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
+        fprintf(stderr, "agx: %s (rank 0): collective %s of this class: agx's engine from now on, untimed: each rank "
+                "%s its own requests, with no exchange, where the library's call has nothing to gain (AGX_ADAPT)\n",
+                name ? name : "a file", L->reads ? "reads" : "writes", L->reads ? "read" : "wrote");
 }
 
 void agx_flearn_close(agx_flearn *const L[2], MPI_Comm comm, const char *name)

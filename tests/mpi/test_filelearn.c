@@ -18,10 +18,14 @@
  *  - with --engine-turns N, the engine ran N of file 0's first 4 writes (a window whose
  *    times are fixed, AGX_TEST_FLEARN_TIMES: the engine's one sample, the class's first,
  *    puts it out of the window at 4 times the fastest's, not below; the library's, after
- *    the engine's, at 2 times).
+ *    the engine's, at 2 times);
+ *  - --expect own (without --cb): every write the engine's, none the library's, whatever
+ *    the clocks say: its first write of a class went each rank its own, which decides the
+ *    class for the engine.
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
- * itself, where node aggregation changes nothing).
+ * itself, where node aggregation changes nothing, and which would decide every class at
+ * its first write).
  *   AGX_ADAPT=1 [AGX_TEST_FLEARN_SKEW=R:C:F] [AGX_TEST_FLEARN_TIMES=T0,T1] test_filelearn --expect WAY
  *       [--decided] [--cb] [--engine-turns N] [--seed S]
  */
@@ -172,7 +176,8 @@ int main(int argc, char **argv)
             cb = 1;
         else if (!strcmp(argv[i], "--engine-turns") && i + 1 < argc)
             eturns = atoi(argv[i + 1]);
-    int off = !strcmp(expect, "off"), lib = !strcmp(expect, "library"), nd = !strcmp(expect, "node");
+    int own = !strcmp(expect, "own"), off = own || !strcmp(expect, "off"), lib = !strcmp(expect, "library"),
+        nd = !strcmp(expect, "node");
     if (!rank)
         printf("test_filelearn: %d ranks, seed %u, expect %s\n", size, r.seed, expect);
     unsigned seed = r.seed + 7919u * (unsigned)rank;
@@ -192,7 +197,8 @@ int main(int argc, char **argv)
             CHECK(neng == eturns, "file 0: the engine ran %d of the first 4 writes, not %d", neng, eturns);
         if (off)
             for (int w = 0; w < NW; w++)
-                CHECK(way[w], "file %d write %d: AGX_ADAPT=0, yet the library's own", file, w);
+                CHECK(way[w] && !node[w], "file %d write %d: %s, yet the library's own or node aggregation", file, w,
+                      own ? "each rank its own" : "AGX_ADAPT=0");
         else if (file == 0 && !decided)
             CHECK(nlib >= 1, "file 0: the library's own was never timed in the first 4 writes");
         for (int w = file || decided ? 0 : 4; w < NW && !off; w++)
@@ -212,7 +218,7 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "step file %d", f);
         close_pair(&fa, &fb, a, b, what);
         nlib += f < 4 && !way[f], nnode += f < 4 && node[f];
-        CHECK(!off || way[f], "step file %d: AGX_ADAPT=0, yet the library's own", f);
+        CHECK(!off || way[f], "step file %d: %s, yet the library's own", f, own ? "each rank its own" : "AGX_ADAPT=0");
     }
     if (!off && !decided)
         CHECK(nlib >= 1 && (nnode >= 1 || !getenv("AGX_REGION_SIZE")),
