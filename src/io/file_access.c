@@ -236,8 +236,8 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         agx_flearn_done(&d->learn, rc == MPI_SUCCESS && cand == AGX_FLEARN_LIBRARY, 0, f->comm, f->path);
         return rc;
     }
-    agx_flearn_done(&d->learn, rc == MPI_SUCCESS, rc == MPI_SUCCESS && st.meta_kernel && !strcmp(st.meta_kernel, "own"), f->comm,
-                    f->path);
+    int own = rc == MPI_SUCCESS && st.meta_kernel && !strcmp(st.meta_kernel, "own"); /* agreed */
+    agx_flearn_done(&d->learn, rc == MPI_SUCCESS, own, f->comm, f->path);
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);
     d->taken++, d->last = NULL, d->kernel = st.data_kernel;

@@ -71,14 +71,16 @@ typedef struct {
     long long *meta_r, *mstart; /* mstart[s]: first record of sender s (p + 1 entries) */
     long long nmeta;
     long long *merged;       /* record indices in file order (the merge) */
-    long long *rround;       /* per record: its round */
-    int *rsender;            /* per record: its sender */
+    long long *rround;       /* per record: its round (the scatter's: at a run's first only) */
+    int *rsender;            /* per record: its sender (the merge's) */
     long long rbytes_max;    /* the most bytes received in one round */
     int typed;               /* agreed: a write's data received in place (twophase_typed.c) */
     int *tlen;               /* its receive types' blocks (lengths, then MPI_Aint displacements) */
     MPI_Request *treq;       /* 2p, then 2p statuses */
     int scatter;             /* the records placed by offset, without the merge (twophase_scatter.c): */
     unsigned long long *bits; /* its domain's bytes touched, one bit each (from dlo) */
+    long long *rend;         /* at the first record of a sender's run of one round: the run's
+                              * end and bytes (2 per record; only there, as rround) */
     long long *rr, dlo;      /* per round: stretch [first, end), bytes, senders */
     int *sc, *sd, *rc, *rd;  /* p each: one exchange's byte counts and displacements */
     long long *rcur, *rpos;  /* p each, per sender: the next record, and where its data
@@ -97,6 +99,21 @@ typedef struct {
     long long *own_rec;      /* p x (lo, hi, requests, bytes): agx_tp_own's spans */
     agx_io_stats st;
 } agx_tp;
+
+/* Sender s's records of round r from rcur[s]: [rcur[s], end), their bytes in *bytes. */
+static inline long long agx_tp_sender_run(const agx_tp *t, int s, long long r, long long *bytes)
+{
+    long long i = t->rcur[s], b = 0;
+    if (t->scatter) { /* rcur[s] is a run's first record (or the sender's end) */
+        int in = i < t->mstart[s + 1] && t->rround[i] == r;
+        *bytes = in ? t->rend[2 * i + 1] : 0;
+        return in ? t->rend[2 * i] : i;
+    }
+    for (; i < t->mstart[s + 1] && t->rround[i] == r; i++)
+        b += t->meta_r[2 * i + 1];
+    *bytes = b;
+    return i;
+}
 
 /* twophase_plan.c */
 int agx_tp_check(agx_tp *t);           /* local checks, hints' defaults, requests sorted */

@@ -246,9 +246,6 @@ int agx_tp_prepare_recv(agx_tp *t)
     t->rsender = agx_tp_buf(m * sizeof(int));
     if (!t->meta_r || !t->rround || !t->rsender)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld records)", t->fn, t->nmeta);
-    for (int s = 0; s < p; s++)
-        for (long long i = t->mstart[s]; i < t->mstart[s + 1]; i++)
-            t->rsender[i] = s;
     return MPI_SUCCESS;
 }
 
@@ -260,6 +257,9 @@ int agx_tp_merge(agx_tp *t)
 {
     long long *m = t->meta_r, round, pos, sum = 0;
     int aggr;
+    for (int s = 0; s < t->a.p; s++) /* the scatter (twophase_scatter.c) needs them not */
+        for (long long i = t->mstart[s]; i < t->mstart[s + 1]; i++)
+            t->rsender[i] = s;
     for (long long i = 0; i < t->nmeta; i++) {
         long long o = m[2 * i], l = m[2 * i + 1];
         if (l < 1 || o < t->lo || o + l > t->hi || agx_fd_piece(&t->fd, o, o + l, &aggr, &round, &pos) != l ||

@@ -111,8 +111,9 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
     for (int s = 0; t->my_aggr >= 0 && s < p; s++) { /* to each rank, as its aggregator */
         t->sd[s] = (int)at;
         t->rpos[s] = at;
-        for (long long i = t->rcur[s]; i < t->mstart[s + 1] && t->rround[i] == r; i++)
-            t->sc[s] += (int)t->meta_r[2 * i + 1];
+        long long bytes;
+        agx_tp_sender_run(t, s, r, &bytes);
+        t->sc[s] += (int)bytes;
         at += t->sc[s];
     }
     if (t->my_aggr >= 0 && t->scatter)

@@ -57,15 +57,16 @@ int agx_tp_scatter_plan(agx_tp *t)
     if (t->fd.style != AGX_FD_EVEN || (dsize + 7) / 8 > AGX_TP_BITS_MAX || nr < 1 || nr > (1 << 20))
         return MPI_SUCCESS; /* the merge */
     size_t nb = (size_t)((dsize + 63) / 64) * sizeof(word), nrr = (size_t)nr * 4 * sizeof(long long);
+    size_t ne = (size_t)(t->nmeta ? t->nmeta : 1) * 2 * sizeof(long long);
     word *bits = agx_tp_buf(nb);
-    long long *rr = agx_tp_buf(nrr); /* per round: first, end, bytes, senders */
-    if (!bits || !rr) {
-        agx_tp_buf_free(bits, nb), agx_tp_buf_free(rr, nrr);
+    long long *rr = agx_tp_buf(nrr), *rend = agx_tp_buf(ne); /* per round: first, end, bytes, senders */
+    if (!bits || !rr || !rend) {
+        agx_tp_buf_free(bits, nb), agx_tp_buf_free(rr, nrr), agx_tp_buf_free(rend, ne);
         return MPI_SUCCESS;
     }
     memset(bits, 0, nb);
     memset(rr, 0, nrr);
-    t->bits = bits, t->rr = rr, t->dlo = dlo;
+    t->bits = bits, t->rr = rr, t->dlo = dlo, t->rend = rend;
     const long long *m = t->meta_r, *ms = t->mstart, lo = t->lo, hi = t->hi;
     long long *rround = t->rround, clo = 1, chi = 0, round = 0;
     int rc = MPI_SUCCESS, aggr = -1, marks = !t->reading || t->h.no_sieve;
@@ -75,7 +76,7 @@ int agx_tp_scatter_plan(agx_tp *t)
      * [clo, chi): each is checked against its chunk, the first of a run also (and any
      * that fails) against agx_fd_chunk; the round's stretch and bytes are added per run. */
     for (int s = 0; s < t->a.p && rc == MPI_SUCCESS && !t->overlap; s++)
-        for (long long i = ms[s], last = -1; i < ms[s + 1];) {
+        for (long long i = ms[s], last = -1, start = i; i < ms[s + 1];) {
             long long o = m[2 * i], l = m[2 * i + 1];
             if (l < 1 || o < lo || o + l > hi ||
                 (!(o >= clo && o < chi) && agx_fd_chunk(&t->fd, o, &aggr, &round, &clo, &chi)) ||
@@ -99,13 +100,15 @@ int agx_tp_scatter_plan(agx_tp *t)
                     break;
                 }
                 mn = o < mn ? o : mn, mx = o + l > mx ? o + l : mx, bytes += l;
-                rround[j] = round;
             }
             if (rc != MPI_SUCCESS || t->overlap)
                 break;
             long long *q = rr + 4 * round;
             q[0] = mn < q[0] ? mn : q[0], q[1] = mx > q[1] ? mx : q[1], q[2] += bytes;
             q[3] += round != last; /* a sender's rounds rise: counted once each */
+            if (round != last) /* a run's first record: its round, end and bytes (agx_tp_sender_run) */
+                start = i, rround[i] = round, rend[2 * i + 1] = 0;
+            rend[2 * start] = j, rend[2 * start + 1] += bytes;
             last = round, i = j;
         }
     if (rc != MPI_SUCCESS || t->overlap)
@@ -166,8 +169,8 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
 long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
 {
     const long long *m = t->meta_r;
-    long long i = t->rcur[s], at = 0, first = t->rr[4 * r];
-    for (; i < t->mstart[s + 1] && t->rround[i] == r; at += m[2 * i + 1], i++)
+    long long i = t->rcur[s], at = 0, first = t->rr[4 * r], bytes, end = agx_tp_sender_run(t, s, r, &bytes);
+    for (; i < end; at += m[2 * i + 1], i++)
         if (dir == AGX_TP_IN)
             agx_tp_copy(stretch + (m[2 * i] - first), packed + at, m[2 * i + 1]);
         else if (dir == AGX_TP_OUT)

@@ -94,7 +94,8 @@ static int recv_type(agx_tp *t, int s, long long r, long long first, MPI_Datatyp
     int nb = 0, *len = t->tlen;
     MPI_Aint *dsp = (MPI_Aint *)(t->tlen + ((t->mstart[s + 1] - t->mstart[s] + 1) & ~1LL)); /* aligned */
     *ty = MPI_DATATYPE_NULL;
-    for (; i < t->mstart[s + 1] && t->rround[i] == r; i++) {
+    long long bytes, end = agx_tp_sender_run(t, s, r, &bytes);
+    for (; i < end; i++) {
         if (nb && dsp[nb - 1] + len[nb - 1] == m[2 * i] - first)
             len[nb - 1] += (int)m[2 * i + 1];
         else

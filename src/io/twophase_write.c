@@ -124,8 +124,9 @@ static const char *round_sizes(agx_tp *t, long long r, long long *ps)
     for (int s = 0; t->my_aggr >= 0 && s < p; s++) {
         t->rd[s] = (int)at;
         t->rpos[s] = at;
-        for (long long i = t->rcur[s]; i < t->mstart[s + 1] && t->rround[i] == r; i++)
-            t->rc[s] += (int)t->meta_r[2 * i + 1];
+        long long bytes;
+        agx_tp_sender_run(t, s, r, &bytes);
+        t->rc[s] += (int)bytes;
         at += t->rc[s];
     }
     return direct ? t->buf : t->sbuf;
