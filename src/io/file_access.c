@@ -204,7 +204,7 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         agx_file_tell(f, bit + 1, 0, "%s: asks for the library's own (%s)", fn, why);
     int cand = AGX_FLEARN_ENGINE; /* AGX_ADAPT: the votes agreed, and the class's choice */
     const char *how = NULL;
-    agx_io_stats st;
+    agx_io_stats st = {.meta_kernel = NULL};
     if (d->learn.mode && !f->spans) /* every rank here at the same call: the same answer */
         f->spans = spans_nodes(f);
     d->learn.ncand = d->learn.mode && f->spans > 0 && !d->h.node_aggr ? 3 : 2; /* agreed by the pick */
@@ -236,7 +236,8 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         agx_flearn_done(&d->learn, rc == MPI_SUCCESS && cand == AGX_FLEARN_LIBRARY, 0, f->comm, f->path);
         return rc;
     }
-    int own = rc == MPI_SUCCESS && st.meta_kernel && !strcmp(st.meta_kernel, "own"); /* agreed */
+    /* each rank its own: agreed, as the plan is, also where this rank's file calls failed */
+    int own = cand == AGX_FLEARN_ENGINE && st.meta_kernel && !strcmp(st.meta_kernel, "own");
     agx_flearn_done(&d->learn, rc == MPI_SUCCESS, own, f->comm, f->path);
     if (rc != MPI_SUCCESS)
         return agx_raise_file(fh, f->comm, rc);

@@ -103,7 +103,8 @@ int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
         t->st.meta_kernel = t->own ? "own" : t->nrounds && m ? m->name : "none";
         t->st.data_kernel = t->own ? "own" : t->typed ? "in_place" : t->nrounds && d ? d->name : "none";
         *stats = t->st;
-    }
+    } else if (stats) /* failed on this rank: whether the call went each rank its own is agreed */
+        stats->meta_kernel = t->own ? "own" : NULL;
     agx_tp_free(t);
     return rc;
 }

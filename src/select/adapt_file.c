@@ -351,7 +351,7 @@ void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const cha
         double t = fixed(L->pend_cand);
         L->dt = (t >= 0 ? t : MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
     }
-    if (!valid || !own || L->pend_cand == AGX_FLEARN_LIBRARY || c->decided)
+    if (!own || L->pend_cand == AGX_FLEARN_LIBRARY || c->decided) /* own: agreed, whatever valid says */
         return;
     /* the engine's call went each rank its own (agreed): the library's can do no less */
     c->decided = 1, c->winner = AGX_FLEARN_ENGINE;

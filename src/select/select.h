@@ -383,7 +383,8 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
  * engine (whose first agreement carries the votes) or the library. */
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
-/* own: the engine's call went each rank its own (agreed): the class is the engine's. */
+/* own: the engine's call went each rank its own (agreed, also where this rank's file calls
+ * failed, valid 0): the class is the engine's. */
 void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const char *name);
 /* The running call's time leaves out `seconds` (the engine's set-up in a file: its way
  * into the file, its context; a cost paid once, not per call). */
