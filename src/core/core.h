@@ -272,7 +272,7 @@ int agx_check_buffer(const void *buf, long long count, MPI_Datatype t, const cha
  * values (vals: in and out, element-wise maxima; negate a value to agree on a minimum).
  * Returns mine when this rank failed, a new code of the failing rank's class naming it
  * ("fn: rank r why") when another did, else MPI_SUCCESS: the same verdict everywhere. */
-#define AGX_AGREE_MAX 10
+#define AGX_AGREE_MAX 16
 int agx_agree(MPI_Comm comm, int rank, int mine, long long *vals, int n, const char *fn, const char *why);
 /* The same verdict and maxima, with k <= AGX_AGREE_MAX more values of every rank gathered
  * alongside (all[r * k + i]: rank r's extra[i]), in one allgather instead of the

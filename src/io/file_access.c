@@ -174,6 +174,23 @@ static const char *local_check(agx_file *f, int rd, int at, MPI_File fh, MPI_Off
     return NULL;
 }
 
+/* The drop-in's choice riding on the engine's agreement A (agx_flearn_fold). */
+typedef struct {
+    agx_tp_gate g;
+    agx_flearn *L;
+    MPI_Comm comm;
+    const char *name;
+    int cand;
+    const char *how;
+} fold_gate;
+
+static int gate(agx_tp_gate *g, const long long *v)
+{
+    fold_gate *x = g->arg;
+    int go = 0, rc = agx_flearn_gate(x->L, x->comm, x->name, v, &go, &x->cand, &x->how);
+    return rc != MPI_SUCCESS ? rc : go ? MPI_SUCCESS : AGX_IO_REPICK;
+}
+
 static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype dt,
                        MPI_Status *status)
 {
@@ -208,19 +225,30 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     if (d->learn.mode && !f->spans) /* every rank here at the same call: the same answer */
         f->spans = spans_nodes(f);
     d->learn.ncand = d->learn.mode && f->spans > 0 && !d->h.node_aggr ? 3 : 2; /* agreed by the pick */
-    rc = agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n, &cand, &how);
-    agx_io_hints h = d->h;
-    if (cand == AGX_FLEARN_NODE) /* the engine, with intra-node aggregation */
-        cand = AGX_FLEARN_ENGINE, h.node_aggr = 1;
-    double t0 = MPI_Wtime();
-    int first = !f->shadow_state;
-    if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
-        cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
-    if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
-        agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
-    if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
-        rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st)
-                : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st);
+    fold_gate g = {.g = {.v = {vote ? 0 : nbytes, vote || n < 1 ? 0 : nbytes / n, -(d->learn.ncand > 2)}, .fn = gate,
+                         .arg = &g},
+                   .L = &d->learn, .comm = f->comm, .name = f->path};
+    int fold = f->shadow_state > 0 && (!rd || f->shadow_reads) && agx_flearn_fold(&d->learn); /* agreed state */
+    rc = fold ? MPI_SUCCESS : agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n,
+                                              &cand, &how);
+    for (int pass = 0; pass < 2; pass++) { /* a second where the engine's agreement chose another way */
+        agx_io_hints h = d->h;
+        if (cand == AGX_FLEARN_NODE) /* the engine, with intra-node aggregation */
+            cand = AGX_FLEARN_ENGINE, h.node_aggr = 1;
+        double t0 = MPI_Wtime();
+        int first = !f->shadow_state;
+        if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
+            cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
+        if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
+            agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
+        agx_tp_gate *gp = fold && !pass ? &g.g : NULL;
+        if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
+            rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp)
+                    : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp);
+        if (rc != AGX_IO_REPICK)
+            break;
+        rc = MPI_SUCCESS, cand = g.cand, how = g.how; /* on every rank, before anything moved */
+    }
     agx_file_unmap(off, cap);
     if (rc == MPI_SUCCESS && rd && cand == AGX_FLEARN_ENGINE && data && data != buf &&
         agx_pack(buf, count, dt, data, 1) != MPI_SUCCESS)

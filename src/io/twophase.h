@@ -97,6 +97,7 @@ typedef struct {
     int overlap;             /* an aggregator saw overlapping requests (native_ok) */
     int own;                 /* the ranks wrote their own requests (agx_tp_own) */
     long long *own_rec;      /* p x (lo, hi, requests, bytes): agx_tp_own's spans */
+    struct agx_tp_gate *gate; /* the drop-in's choice riding on agreement A, or NULL */
     agx_io_stats st;
 } agx_tp;
 
@@ -199,12 +200,22 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
  * ride on the engine's agreements). -1 (agx_file_write_all): no library to go to, overlap
  * is an error. */
 #define AGX_IO_NATIVE (-1)
+/* gate (the MPI-IO entries; else NULL): the drop-in's choice of the call's way folded into
+ * agreement A (agx_flearn_fold): v, this rank's values in, agreed out; fn, after the
+ * agreement, on every rank alike: MPI_SUCCESS, the engine goes on; AGX_IO_REPICK, every
+ * rank returns it before anything is moved (another way runs the call); else an error. */
+typedef struct agx_tp_gate {
+    long long v[3];
+    int (*fn)(struct agx_tp_gate *g, const long long *v);
+    void *arg;
+} agx_tp_gate;
+#define AGX_IO_REPICK (-2)
 int agx_tp_write(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
-                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
+                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats, agx_tp_gate *gate);
 /* The read the same way (twophase_read.c); a request past the end of the file: with
  * native 0, AGX_IO_NATIVE on every rank, with -1 an error. */
 int agx_tp_read(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
-                const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats);
+                const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats, agx_tp_gate *gate);
 /* twophase_run.c: both directions' driver (t prepared by agx_tp_write / agx_tp_read). */
 int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats);
 /* twophase_write.c: steps 4-6, the rounds of either direction after the metadata. */

@@ -132,10 +132,10 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
 }
 
 int agx_tp_read(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, void *buf,
-                const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats)
+                const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats, agx_tp_gate *gate)
 {
     agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .pfd = pfd, .fn = fn, .n = n, .off = off,
-                .len = len, .buf = buf, .out = buf, .reading = 1, .native_ok = native >= 0};
+                .len = len, .buf = buf, .out = buf, .reading = 1, .native_ok = native >= 0, .gate = gate};
     if (h)
         t.h = *h;
     else
@@ -147,5 +147,6 @@ int agx_file_read_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offset
                       const agx_io_hints *hints, agx_io_stats *stats)
 {
     return agx_raise_file(fh, comm,
-                          agx_tp_read(fh, -1, comm, n, offsets, lengths, buf, hints, -1, "agx_file_read_all", stats));
+                          agx_tp_read(fh, -1, comm, n, offsets, lengths, buf, hints, -1, "agx_file_read_all", stats,
+                                      NULL));
 }

@@ -32,21 +32,26 @@ static int run_all(agx_tp *t, int native)
     int own_ok = local == MPI_SUCCESS && !native && agx_tp_own_ok(t);
     static pthread_once_t once = PTHREAD_ONCE_INIT; /* sysconf reads /sys: once, not per call */
     pthread_once(&once, count_cores);
-    long long v[10] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
+    long long v[13] = {local == MPI_SUCCESS && !native ? -t->lo : 0, t->hi, h, -h, native, -own_ok, -t->fsize,
                        t->nreq, -(cores > 0 ? cores : 1), t->bytes};
+    int nv = t->gate ? 13 : 10;
+    if (t->gate)
+        memcpy(v + 10, t->gate->v, sizeof t->gate->v);
     long long mine[4] = {0}, spans[4 * AGX_AGREE_GATHER_P]; /* on few ranks, the spans ride on it */
     int gather = t->a.p <= AGX_AGREE_GATHER_P;
     if (own_ok)
         memcpy(mine, t->own_rec + 4 * t->a.rank, sizeof mine);
-    if ((rc = gather ? agx_agree_gather(t->a.comm, t->a.rank, t->a.p, local, v, 10, mine, 4, spans, t->fn,
+    if ((rc = gather ? agx_agree_gather(t->a.comm, t->a.rank, t->a.p, local, v, nv, mine, 4, spans, t->fn,
                                         "has invalid arguments")
-                     : agx_agree(t->a.comm, t->a.rank, local, v, 10, t->fn, "has invalid arguments")) != MPI_SUCCESS)
+                     : agx_agree(t->a.comm, t->a.rank, local, v, nv, t->fn, "has invalid arguments")) != MPI_SUCCESS)
         return rc;
     t->req_max = v[7], t->cores = (int)-v[8];
     if (v[4])
         return AGX_IO_NATIVE;
     if (v[2] != -v[3])
         return agx_error(MPI_ERR_ARG, "%s: the hints differ between ranks", t->fn);
+    if (t->gate && (rc = t->gate->fn(t->gate, v + 10)) != MPI_SUCCESS) /* AGX_IO_REPICK too */
+        return rc;
     int own = 0;
     t->lo = -v[0], t->hi = v[1];
     if (t->hi <= t->lo) /* nothing to move anywhere */
@@ -110,10 +115,10 @@ int agx_tp_run(agx_tp *t, int native, agx_io_stats *stats)
 }
 
 int agx_tp_write(MPI_File fh, int pfd, MPI_Comm comm, int n, const MPI_Offset *off, const int *len, const void *buf,
-                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats)
+                 const agx_io_hints *h, int native, const char *fn, agx_io_stats *stats, agx_tp_gate *gate)
 {
     agx_tp t = {.a = {.op = AGX_OP_ALLTOALLV, .user_comm = comm}, .fh = fh, .pfd = pfd, .fn = fn, .n = n, .off = off,
-                .len = len, .buf = buf, .native_ok = native >= 0};
+                .len = len, .buf = buf, .native_ok = native >= 0, .gate = gate};
     if (h)
         t.h = *h;
     else
@@ -125,5 +130,6 @@ int agx_file_write_all(MPI_File fh, MPI_Comm comm, int n, const MPI_Offset offse
                        const void *buf, const agx_io_hints *hints, agx_io_stats *stats)
 {
     return agx_raise_file(fh, comm,
-                          agx_tp_write(fh, -1, comm, n, offsets, lengths, buf, hints, -1, "agx_file_write_all", stats));
+                          agx_tp_write(fh, -1, comm, n, offsets, lengths, buf, hints, -1, "agx_file_write_all", stats,
+                                      NULL));
 }

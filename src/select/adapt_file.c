@@ -21,17 +21,18 @@
  * later files of the run on the same number of ranks, and one whose window a file closed
  * before it ended goes on with that window's samples in the next (a file per step, one
  * write each, decides by its fourth), when every rank of the file knows the same (one
- * more reduction, once per class and file). A handle whose last AGX_FLEARN_SETTLE
- * decided calls all had one winner settles on it: its later calls make no reduction (a
- * FLASH-shaped file's 24 reads of a few KB each paid one per call, 0.1-0.5 ms on a busy
- * node). Every rank counts the same agreed winners, so every rank settles at the same call;
+ * more reduction, once per class and file). Where the last decided call went to the engine
+ * (and nothing else is decided, nothing timed waits), the reduction rides on the engine's
+ * first agreement (agx_flearn_fold, agx_flearn_gate). A handle whose last AGX_FLEARN_SETTLE
+ * decided calls all had one winner other than the engine alone settles on it: its later
+ * calls make no reduction (a FLASH-shaped file's 24 reads of a few KB each paid one per
+ * call, 0.1-0.5 ms on a busy node). Every rank counts the same agreed winners, so every rank settles at the same call;
  * the count goes on in the next file that takes the same kept communicator
  * (agx_flearn_carry, src/io/file_comm.c), one short of settled at most: a file per step
  * makes one reduction, at its first call, where its class is decided with that winner.
  */
-#include "select.h"
+#include "adapt_file.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,56 +45,21 @@
                                * whose first write makes its node's set-up): the engine's turn is
                                * the class's first and may carry the run's first-write costs
                                * (BTIO's shape, 9 ranks: its first write 10-15 ms, later ones 4-5) */
-#define AGX_FLEARN_SETTLE 8
-
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct {
-    int p, key;
-    agx_flearn_class c;
-} mem[64]; /* the classes this process timed or decided, as their files left them (key: the
-            * class, a read's + AGX_FLEARN_READS) */
-#define AGX_FLEARN_READS (1 << 20)
-static int nmem;
-
-/* What the run learned of a class on p ranks (a class with no sample: all zero). */
-static agx_flearn_class recall(int p, int key)
-{
-    agx_flearn_class c = {0};
-    pthread_mutex_lock(&mu);
-    for (int i = 0; i < nmem; i++)
-        if (mem[i].p == p && mem[i].key == key)
-            c = mem[i].c;
-    pthread_mutex_unlock(&mu);
-    return c;
-}
-
-static void remember(const agx_flearn *L, const agx_flearn_class *c)
-{
-    int key = c->cls + L->reads * AGX_FLEARN_READS;
-    pthread_mutex_lock(&mu);
-    int i = 0;
-    while (i < nmem && !(mem[i].p == L->p && mem[i].key == key))
-        i++;
-    if (i < 64) {
-        mem[i].p = L->p, mem[i].key = key, mem[i].c = *c;
-        nmem += i == nmem;
-    }
-    pthread_mutex_unlock(&mu);
-}
-
 void agx_flearn_init(agx_flearn *L, int p, int reads)
 {
     int m = agx_adapt_from_env();
     L->mode = m > 0 ? m : 0, L->p = p, L->nclass = 0, L->pend = L->pend_cand = -1, L->reads = reads, L->turn = 0;
     L->ncand = 2;
     L->t0 = L->dt = L->bytes = 0;
-    L->last = -1, L->streak = 0, L->settled_how = NULL;
+    L->last = -1, L->streak = 0, L->settled_how = NULL, L->riding = 0;
 }
 
 /* One more decided call won by w; settled after AGX_FLEARN_SETTLE in a row. */
 static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const char *name)
 {
     L->streak = w == L->last ? L->streak + 1 : 1, L->last = w;
+    if (w == AGX_FLEARN_ENGINE && L->streak >= AGX_FLEARN_SETTLE) /* never settled: its choice rides */
+        L->streak = AGX_FLEARN_SETTLE - 1;                         /* on its agreement (agx_flearn_fold) */
     if (L->streak < AGX_FLEARN_SETTLE)
         return;
     L->settled_how = how;
@@ -102,34 +68,6 @@ static void streak(agx_flearn *L, int w, const char *how, MPI_Comm comm, const c
         fprintf(stderr, "agx: %s (rank 0): collective %s settled on %s after %d decided calls in a row: no "
                 "agreement per call from now on (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes",
                 agx_flearn_name(w, 1), AGX_FLEARN_SETTLE);
-}
-
-void agx_flearn_carry_out(const agx_flearn *L, agx_flearn_carry *c)
-{
-    c->last = L->last, c->streak = L->streak, c->how = L->settled_how, c->n = 0;
-    for (int i = 0; i < L->nclass && c->n < AGX_FLEARN_CARRIED; i++)
-        if (L->c[i].decided)
-            c->c[c->n++] = L->c[i];
-}
-
-/* The decided classes become the file's (no reduction when its calls meet them: every
- * rank of the file has the same, agreed where they were decided); the count one short of
- * settled at most: the new file's first call agrees its class, and settles the handle
- * only where that class is decided with the same winner (a file of calls of another class
- * learns them, as a handle's first file does). */
-void agx_flearn_carry_in(agx_flearn *L, const agx_flearn_carry *c, MPI_Comm comm, const char *name)
-{
-    if (!L->mode) /* the same on every rank of the file: its files' agreed calls */
-        return;
-    for (int i = 0; i < c->n && L->nclass < AGX_FLEARN_CLASSES; i++)
-        L->c[L->nclass++] = c->c[i];
-    if (c->streak > 0)
-        L->last = c->last, L->settled_how = c->how,
-        L->streak = c->streak < AGX_FLEARN_SETTLE - 1 ? c->streak : AGX_FLEARN_SETTLE - 1;
-    int rank = 1;
-    if (c->n && agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
-        fprintf(stderr, "agx: %s (rank 0): collective %s: %d decided class%s from the last file on these ranks "
-                "(AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes", c->n, c->n > 1 ? "es" : "");
 }
 
 const char *agx_flearn_name(int cand, int words)
@@ -206,7 +144,7 @@ static void record(agx_flearn *L, const long long *v, MPI_Comm comm, const char 
     c->k[cand]++;
     if (!c->decided)
         decide(L, c, comm, name);
-    remember(L, c); /* the next file of this class goes on from here */
+    agx_flearn_remember(L, c); /* the next file of this class goes on from here */
 }
 
 /* The class's entry in the file. A new one starts where the run's earlier files of the
@@ -222,7 +160,7 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
             return &L->c[i];
     if (L->nclass == AGX_FLEARN_CLASSES)
         return NULL;
-    agx_flearn_class m = recall(L->p, cls + L->reads * AGX_FLEARN_READS);
+    agx_flearn_class m = agx_flearn_recall(L->p, cls + L->reads * AGX_FLEARN_READS);
     int w = m.decided ? m.winner : -1, ruled = w < 0 || m.decided == 2; /* 2: a rules row's, still */
     if (w < 0)
         w = agx_rules_file_io(L->reads, L->p, bytes, piece);
@@ -252,26 +190,16 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
     return c;
 }
 
-int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
-                    int *cand, const char **how)
+/* The pick from its agreed values v: the votes, the largest rank's bytes, its mean piece,
+ * the last call's time, minus whether every rank timed it, minus whether every rank
+ * offers the node candidate. */
+static int pick_agreed(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *cand, const char **how)
 {
     static const signed char order[2][6] = {
         {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY, AGX_FLEARN_ENGINE},
         {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_NODE, AGX_FLEARN_LIBRARY,
          AGX_FLEARN_ENGINE}};
-    *cand = AGX_FLEARN_ENGINE, *how = NULL;
-    L->turn = 0;
-    if (!L->mode)
-        return MPI_SUCCESS;
-    if (L->streak >= AGX_FLEARN_SETTLE) { /* settled */
-        *cand = L->last, *how = L->settled_how;
-        return MPI_SUCCESS;
-    }
-    int timed = L->pend >= 0, rc = MPI_SUCCESS;
-    long long v[6] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
-                      -timed, -(L->ncand > 2)};
-    if ((rc = PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
-        return rc;
+    int rc = MPI_SUCCESS;
     L->ncand = v[5] == -1 ? 3 : 2; /* offered where every rank offers it */
     record(L, v + 3, comm, name);
     if (v[0]) {
@@ -300,6 +228,52 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
     L->bytes = (double)v[1];
     L->t0 = MPI_Wtime();
     return MPI_SUCCESS;
+}
+
+int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
+                    int *cand, const char **how)
+{
+    *cand = AGX_FLEARN_ENGINE, *how = NULL;
+    L->turn = 0;
+    if (!L->mode)
+        return MPI_SUCCESS;
+    if (L->streak >= AGX_FLEARN_SETTLE) { /* settled */
+        *cand = L->last, *how = L->settled_how;
+        return MPI_SUCCESS;
+    }
+    int timed = L->pend >= 0, rc;
+    long long v[6] = {vote, nbytes, pieces > 0 ? nbytes / pieces : 0, timed ? (long long)(L->dt * 1e9) : -1,
+                      -timed, -(L->ncand > 2)};
+    if ((rc = PMPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+        return rc;
+    return pick_agreed(L, comm, name, v, cand, how);
+}
+
+int agx_flearn_fold(const agx_flearn *L)
+{
+    if (!L->mode || L->streak < 1 || L->last != AGX_FLEARN_ENGINE || L->pend >= 0)
+        return 0;
+    for (int i = 0; i < L->nclass; i++)
+        if (L->c[i].decided && L->c[i].winner != AGX_FLEARN_ENGINE)
+            return 0;
+    return 1;
+}
+
+int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *go, int *cand,
+                    const char **how)
+{
+    long long all[6] = {0, v[0], v[1], -1, 0, v[2]}; /* no vote (the engine's agreement had
+                                                      * none), nothing timed (agx_flearn_fold) */
+    *cand = AGX_FLEARN_ENGINE, *how = NULL;
+    L->turn = 0;
+    int rc = pick_agreed(L, comm, name, all, cand, how);
+    *go = rc == MPI_SUCCESS && *cand == AGX_FLEARN_ENGINE && L->pend == -1; /* decided: not a learning turn */
+    int rank = 1, first = *go && !L->riding;
+    L->riding |= *go;
+    if (first && agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
+        fprintf(stderr, "agx: %s (rank 0): collective %s: the choice rides on agx's engine's first agreement from "
+                "now on, no reduction of its own (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes");
+    return rc;
 }
 
 /* AGX_TEST_FLEARN_SKEW=RANK:CANDS:FACTOR (tests only): that rank's times of the candidates
@@ -354,9 +328,10 @@ void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const cha
     if (!own || L->pend_cand == AGX_FLEARN_LIBRARY || c->decided) /* own: agreed, whatever valid says */
         return;
     /* the engine's call went each rank its own (agreed): the library's can do no less */
-    c->decided = 1, c->winner = AGX_FLEARN_ENGINE;
+    c->decided = 1, c->winner = AGX_FLEARN_ENGINE, L->pend = -1; /* its time: of no use now */
+    streak(L, AGX_FLEARN_ENGINE, NULL, comm, name); /* a decided call, as the next ones */
     agx_flearn_keep(L->p, L->reads, c->cls, c->winner, "each rank its own requests, no exchange");
-    remember(L, c);
+    agx_flearn_remember(L, c);
     int rank = 1;
     if (agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
         fprintf(stderr, "agx: %s (rank 0): collective %s of this class: agx's engine from now on, untimed: each rank "

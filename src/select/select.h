@@ -365,6 +365,7 @@ typedef struct {
     int last, streak;         /* the decided calls' winner and how many in a row: from
                                * AGX_FLEARN_SETTLE on, that winner for the rest of the handle */
     const char *settled_how;  /* and why (agx_flearn_pick's *how), a static string */
+    int riding;               /* 1: a call whose choice rode on the engine's agreement (agx_flearn_fold) */
     double t0, dt, bytes;     /* its start and this rank's time; the largest rank's bytes */
 } agx_flearn;
 enum { AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_VOTED }; /* NODE: node_aggr on */
@@ -383,6 +384,16 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
  * engine (whose first agreement carries the votes) or the library. */
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
+/* The pick's reduction folded into the engine's first agreement (agreement A): 1 where the
+ * handle's last decided calls went to agx's engine, no class of it is decided otherwise
+ * and no time waits to be agreed (agreed state: alike on every rank). Then every rank runs
+ * the engine at once, its agreement carrying {nbytes, mean piece, minus whether the node
+ * candidate is offered}, and agx_flearn_gate (no reduction: the values agreed there; a
+ * second one for a class new to the file, as the pick's) says *go 1 where the class is
+ * decided for the engine, else gives the candidate (*cand, *how) to run instead. */
+int agx_flearn_fold(const agx_flearn *L);
+int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *go, int *cand,
+                    const char **how);
 /* own: the engine's call went each rank its own (agreed, also where this rank's file calls
  * failed, valid 0): the class is the engine's. */
 void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const char *name);

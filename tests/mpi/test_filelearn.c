@@ -21,7 +21,9 @@
  *    the engine's, at 2 times);
  *  - --expect own (without --cb): every write the engine's, none the library's, whatever
  *    the clocks say: its first write of a class went each rank its own, which decides the
- *    class for the engine.
+ *    class for the engine; each later write of the file makes one collective (the
+ *    engine's agreement, which carries the choice: agx_flearn_fold), counted by the
+ *    PMPI_ collectives this program puts in front of the library's.
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
  * itself, where node aggregation changes nothing, and which would decide every class at
@@ -32,6 +34,7 @@
 #include "agx.h"
 #include "mpitest.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 enum { NW = 10, BASE = 4096 }; /* writes per file; ints per rank and write, at least */
@@ -47,15 +50,46 @@ static unsigned hash(const char *s)
     return h;
 }
 
+static int change_at = NW; /* write_file's writes from this one on: 4 times the size (another class) */
+
+/* The collectives agx makes (it calls the PMPI_ names): counted here, then the library's. */
+static long long ncoll;
+#define REAL(name, ...) \
+    static int (*real)(__VA_ARGS__); \
+    if (!real) \
+        *(void **)&real = dlsym(RTLD_NEXT, #name); \
+    ncoll++
+int PMPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c)
+{
+    REAL(PMPI_Allreduce, const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    return real(s, r, n, t, o, c);
+}
+int PMPI_Allgather(const void *s, int n, MPI_Datatype t, void *r, int m, MPI_Datatype u, MPI_Comm c)
+{
+    REAL(PMPI_Allgather, const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+    return real(s, n, t, r, m, u, c);
+}
+int PMPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
+{
+    REAL(PMPI_Bcast, void *, int, MPI_Datatype, int, MPI_Comm);
+    return real(b, n, t, root, c);
+}
+int PMPI_Barrier(MPI_Comm c)
+{
+    REAL(PMPI_Barrier, MPI_Comm);
+    return real(c);
+}
+
 /* One file: nw writes (even: write_at_all, odd: seek + write_all) of this rank's share
  * (mult x [4096, 5120) ints on the largest) after the lower ranks', through the library
  * (fa) and agx (fb). way[w]: 1 the engine, 0 the library's own; learned[w]: the
  * library's own as the learned winner. */
-static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int nw, int mult, int *way, int *learned, int *node)
+static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int nw, int mult, int *way, int *learned, int *node,
+                       long long *colls)
 {
     MPI_Offset at = 0;
     for (int w = 0; w < nw; w++) {
-        int n = mult * (BASE + (int)(mt_rand(seed) % (BASE / 4)) * (rank % 3 != 1));
+        int n = (w >= change_at ? 4 * mult : mult) * (BASE + (int)(mt_rand(seed) % (BASE / 4)) * (rank % 3 != 1));
         int *buf = malloc(sizeof(int) * (size_t)n);
         for (int i = 0; i < n; i++)
             buf[i] = (int)mt_rand(seed);
@@ -67,15 +101,20 @@ static void write_file(MPI_File fa, MPI_File fb, unsigned *seed, int nw, int mul
         MPI_Offset off = at + (cr ? before : 0) * (MPI_Offset)sizeof(int);
         MPI_Status sa, sb;
         int ra, rb, cnt = -1;
+        long long c0;
         if (w % 2 == 0) {
             ra = MPI_File_write_at_all(fa, off, buf, n, MPI_INT, &sa);
+            c0 = ncoll;
             rb = agx_mpi_file_write_at_all(fb, off, buf, n, MPI_INT, &sb);
         } else {
             MPI_File_seek(fa, off, MPI_SEEK_SET);
             MPI_File_seek(fb, off, MPI_SEEK_SET);
             ra = MPI_File_write_all(fa, buf, n, MPI_INT, &sa);
+            c0 = ncoll;
             rb = agx_mpi_file_write_all(fb, buf, n, MPI_INT, &sb);
         }
+        if (colls)
+            colls[w] = ncoll - c0;
         CHECK_ON(cw, ra == MPI_SUCCESS && rb == MPI_SUCCESS, "write %d: %d / %d", w, ra, rb);
         MPI_Get_count(&sb, MPI_INT, &cnt);
         CHECK_ON(cw, cnt == n, "write %d: count %d, not %d", w, cnt, n);
@@ -145,7 +184,7 @@ static void mixed_memories(mt_run *r, int cb)
             snprintf(stem, sizeof stem, "flearn_mix%d_%d_%d", phase, group, f);
             MPI_File fa, fb;
             open_pair(r, stem, cb, &fa, &fb, a, b, sizeof a);
-            write_file(fa, fb, &seed, 1, 2 * SMULT, &way, &learned, &node);
+            write_file(fa, fb, &seed, 1, 2 * SMULT, &way, &learned, &node, NULL);
             MPI_File_close(&fa), agx_mpi_file_close(&fb);
         }
         MPI_Comm_free(&cw);
@@ -187,7 +226,8 @@ int main(int argc, char **argv)
         MPI_File fa, fb;
         open_pair(&r, file ? "flearn2" : "flearn", cb, &fa, &fb, a, b, sizeof a);
         int way[NW], learned[NW], node[NW], nlib = 0, nnode = 0;
-        write_file(fa, fb, &seed, NW, 1, way, learned, node);
+        long long colls[NW];
+        write_file(fa, fb, &seed, NW, 1, way, learned, node, colls);
         snprintf(what, sizeof what, "file %d", file);
         close_pair(&fa, &fb, a, b, what);
         int neng = 0;
@@ -195,6 +235,9 @@ int main(int argc, char **argv)
             nlib += !way[w], nnode += node[w], neng += way[w];
         if (file == 0 && eturns >= 0)
             CHECK(neng == eturns, "file 0: the engine ran %d of the first 4 writes, not %d", neng, eturns);
+        for (int w = 1; w < NW && own; w++)
+            CHECK(colls[w] == 1, "file %d write %d: %lld collectives, not 1 (the engine's agreement, with the choice "
+                  "on it)", file, w, colls[w]);
         if (off)
             for (int w = 0; w < NW; w++)
                 CHECK(way[w] && !node[w], "file %d write %d: %s, yet the library's own or node aggregation", file, w,
@@ -208,13 +251,27 @@ int main(int argc, char **argv)
             CHECK(nnode >= 1, "file 0: the ranks span regions, yet node aggregation was not timed in the first 4 "
                   "writes");
     }
+    /* A file whose class changes after the engine's: the choice riding on the engine's
+     * agreement (agx_flearn_fold) finds a class to learn, and every rank runs it instead */
+    MPI_File fa, fb;
+    open_pair(&r, "flearn_change", cb, &fa, &fb, a, b, sizeof a);
+    int cway[NW], clearned[NW], cnode[NW];
+    long long colls[NW];
+    change_at = NW / 2;
+    write_file(fa, fb, &seed, NW, 1, cway, clearned, cnode, colls);
+    change_at = NW;
+    close_pair(&fa, &fb, a, b, "a file whose class changes");
+    if (own) /* the new class's first write: the agreement, the class's own, the engine's again */
+        for (int w = 1; w < NW; w++)
+            CHECK(colls[w] == (w == NW / 2 ? 3 : 1), "class change: write %d: %lld collectives, not %d", w, colls[w],
+                  w == NW / 2 ? 3 : 1);
     /* A file per step, one write each, of another class: the window goes on from one file
      * to the next, times each candidate within the first four and decides by the fifth. */
     int way[NS], learned[NS], node[NS], nlib = 0, nnode = 0;
     for (int f = 0; f < NS; f++) {
         MPI_File fa, fb;
         open_pair(&r, "flearn_step", cb, &fa, &fb, a, b, sizeof a);
-        write_file(fa, fb, &seed, 1, SMULT, &way[f], &learned[f], &node[f]);
+        write_file(fa, fb, &seed, 1, SMULT, &way[f], &learned[f], &node[f], NULL);
         snprintf(what, sizeof what, "step file %d", f);
         close_pair(&fa, &fb, a, b, what);
         nlib += f < 4 && !way[f], nnode += f < 4 && node[f];
