@@ -23,7 +23,9 @@
  *    the clocks say: its first write of a class went each rank its own, which decides the
  *    class for the engine; each later write of the file makes one collective (the
  *    engine's agreement, which carries the choice: agx_flearn_fold), counted by the
- *    PMPI_ collectives this program puts in front of the library's.
+ *    PMPI_ collectives this program puts in front of the library's; a class whose first
+ *    write fails on one rank only (a file size limit there) is the engine's all the same,
+ *    the error that rank's alone.
  * --cb opens B with romio_cb_write=enable: every write through the aggregators (each
  * rank's share is one large run, which the engine would otherwise have each rank write
  * itself, where node aggregation changes nothing, and which would decide every class at
@@ -35,6 +37,8 @@
 #include "mpitest.h"
 
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum { NW = 10, BASE = 4096 }; /* writes per file; ints per rank and write, at least */
@@ -167,6 +171,50 @@ static void close_pair(MPI_File *fa, MPI_File *fb, const char *a, const char *b,
     compare_pair(a, b, what);
 }
 
+/* A class's first write, each rank its own (a 32 KiB block each), fails on the last rank
+ * only (a file size limit there): the class is the engine's on every rank all the same,
+ * the error the last rank's alone, and the later writes go the same way everywhere, with
+ * the choice on the engine's agreement (one collective each). */
+static void own_fails(mt_run *r)
+{
+    enum { BLK = 32768, NF = 4 };
+    static char blk[BLK];
+    char a[512], b[512];
+    mt_file_pair(r, "flearn_fail", a, b, sizeof a);
+    if (!rank)
+        unlink(b);
+    MPI_Barrier(cw);
+    MPI_File fb;
+    agx_mpi_file_open(cw, b, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fb);
+    MPI_File_set_errhandler(fb, MPI_ERRORS_RETURN);
+    struct rlimit old, one;
+    getrlimit(RLIMIT_FSIZE, &old);
+    one = old, one.rlim_cur = 1;
+    signal(SIGXFSZ, SIG_IGN);
+    for (int w = 0; w < NF; w++) {
+        if (rank == size - 1)
+            setrlimit(RLIMIT_FSIZE, w ? &old : &one);
+        long long c0 = ncoll;
+        int rc = agx_mpi_file_write_at_all(fb, (MPI_Offset)rank * BLK, blk, BLK, MPI_BYTE, MPI_STATUS_IGNORE), cls = 0;
+        long long colls = ncoll - c0;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        const char *why = NULL;
+        int way = agx_mpi_file_last(fb, &why), v[2] = {way, -way};
+        MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, cw);
+        CHECK(w || (rank == size - 1 ? cls == MPI_ERR_IO : rc == MPI_SUCCESS), "own, failing on the last rank: "
+              "class %d on rank %d", cls, rank);
+        CHECK(!w || rc == MPI_SUCCESS, "own, write %d after the failed one: rc %d", w, rc);
+        CHECK(!w || (way && v[0] == -v[1]), "own, write %d: %s here, not the engine on every rank", w,
+              way ? "the engine" : why); /* the failed call: no way reported there */
+        CHECK(!w || colls == 1, "own, write %d after the failed one: %lld collectives, not 1", w, colls);
+    }
+    agx_mpi_file_close(&fb);
+    MPI_Barrier(cw);
+    if (!rank)
+        unlink(b);
+}
+
 /* Ranks whose memories of a class differ: the even ranks write 2 step files of it on
  * their half of the ranks, the odd ones 3 (their windows stop at different turns, and one
  * rank's skewed clock, AGX_TEST_FLEARN_SKEW, is in one half only), then each pair (2k,
@@ -282,6 +330,8 @@ int main(int argc, char **argv)
               "step files: the library's own (%d) or node aggregation (%d) never timed in the first 4", nlib, nnode);
     for (int f = decided ? 0 : 4; f < NS && !off; f++)
         CHECK(lib ? learned[f] : nd ? node[f] : way[f] && !node[f], "step file %d: not the expected %s", f, expect);
+    if (own)
+        own_fails(&r);
     if (size >= 3)
         mixed_memories(&r, cb);
     if (!rank)

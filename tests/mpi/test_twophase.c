@@ -12,7 +12,8 @@
  *    (twophase_cases.c);
  *  - errors on every rank, once through fh's handler, never a hang: overlap (between
  *    ranks; on one rank, also reading), a read-only file, a write failing on one
- *    aggregator only (RLIMIT_FSIZE of 1 byte on one process: EFBIG), bad and differing
+ *    aggregator only (RLIMIT_FSIZE of 1 byte on one process: EFBIG), and on one rank of a
+ *    call that goes each rank its own (that rank's error only), bad and differing
  *    hints, a file view, a negative count on one rank (also reading), a read past the end.
  *   test_twophase [--quick] [--seed S]     (or AGX_TEST_SEED=S); files in $AGX_TP_DIR or /tmp
  */
@@ -221,6 +222,36 @@ static void expect_error(const char *what, MPI_File fh, int n, const MPI_Offset 
           handler_calls);
 }
 
+/* Each rank its own (a 32 KiB block each, no two spans interleaved): the last rank's write
+ * fails (the file size limit `one`, set there already), the others' succeed. The path
+ * agrees no errors after the file calls (as ROMIO's independent path): the error is the
+ * last rank's, once through the handler; the next call runs everywhere. */
+static void own_fails(MPI_File fh, const agx_io_hints *h, const struct rlimit *one)
+{
+    enum { BLK = 32768 };
+    static char blk[BLK];
+    MPI_Offset off = (MPI_Offset)rank * BLK;
+    int len = BLK, rc, got = MPI_SUCCESS;
+    agx_io_stats st = {0};
+    handler_calls = 0;
+    rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, &off, &len, blk, h, &st);
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &got);
+    int last = rank == size - 1;
+    CHECK(last ? got == MPI_ERR_IO && handler_calls == 1 : rc == MPI_SUCCESS && handler_calls == 0,
+          "each rank its own, the last rank's write failing: class %d, handler ran %d times on rank %d", got,
+          handler_calls, rank);
+    struct rlimit big = *one;
+    big.rlim_cur = big.rlim_max;
+    if (last)
+        setrlimit(RLIMIT_FSIZE, &big);
+    rc = agx_file_write_all(fh, MPI_COMM_WORLD, 1, &off, &len, blk, h, &st);
+    CHECK(rc == MPI_SUCCESS && st.meta_kernel && !strcmp(st.meta_kernel, "own"),
+          "each rank its own, the call after: rc %d, kernel %s", rc, st.meta_kernel ? st.meta_kernel : "-");
+    if (last)
+        setrlimit(RLIMIT_FSIZE, one);
+}
+
 static void errors(void)
 {
     char buf[4096];
@@ -268,8 +299,11 @@ static void errors(void)
     if (rank == size - 1)
         setrlimit(RLIMIT_FSIZE, &one);
     expect_error("write fails on the last aggregator (RLIMIT_FSIZE)", fh, 1, off, len, buf, &h, MPI_ERR_IO);
+    h.aggregators = 0;
+    own_fails(fh, &h, &one);
     if (rank == size - 1)
         setrlimit(RLIMIT_FSIZE, &old);
+    h.aggregators = size;
     /* offsets at the edge of MPI_Offset: the file system's refusal (EFBIG) comes back as
      * an error on every rank; the span's 2^38 empty rounds are skipped, not walked */
     off[0] = LLONG_MAX - 10, len[0] = rank == 0 ? 10 : 0;
