@@ -179,11 +179,41 @@ long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packe
     return at;
 }
 
-/* Every sender's records of round r between the stretch and rbuf (at rpos). */
+/* Every sender's records of round r between the stretch and rbuf (at rpos). A stretch
+ * larger than PLACE_TILE is placed a tile at a time, each sender's records of the tile in
+ * turn: the senders' records interleave in the file (E3SM's: 8-24 B each, from every
+ * rank), and sender by sender over the whole stretch each pass brought every cache line of
+ * it in again. */
+#define PLACE_TILE (64LL << 10)
 static void place_all(agx_tp *t, long long r, char *stretch, int dir)
 {
-    for (int s = 0; s < t->a.p; s++)
-        t->rpos[s] += agx_tp_place(t, s, r, stretch, t->rbuf + t->rpos[s], dir);
+    const long long *m = t->meta_r, first = t->rr[4 * r];
+    int p = t->a.p;
+    long long *end = dir != AGX_TP_SKIP && t->rr[4 * r + 1] - first > PLACE_TILE ? malloc(sizeof *end * (size_t)p)
+                                                                                   : NULL;
+    if (!end) {
+        for (int s = 0; s < p; s++)
+            t->rpos[s] += agx_tp_place(t, s, r, stretch, t->rbuf + t->rpos[s], dir);
+        return;
+    }
+    for (int s = 0; s < p; s++) {
+        long long bytes;
+        end[s] = agx_tp_sender_run(t, s, r, &bytes);
+    }
+    for (long long lim = first + PLACE_TILE, more = 1; more; lim += PLACE_TILE) {
+        more = 0;
+        for (int s = 0; s < p; s++) {
+            long long i = t->rcur[s], at = t->rpos[s], e = end[s];
+            if (dir == AGX_TP_IN)
+                for (; i < e && m[2 * i] < lim; at += m[2 * i + 1], i++)
+                    agx_tp_copy(stretch + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
+            else
+                for (; i < e && m[2 * i] < lim; at += m[2 * i + 1], i++)
+                    agx_tp_copy(t->rbuf + at, stretch + (m[2 * i] - first), m[2 * i + 1]);
+            t->rcur[s] = i, t->rpos[s] = at, more |= i < e;
+        }
+    }
+    free(end);
 }
 
 /* Round r's stretch written from (or read into) buf run by run: the runs of set bits. */

@@ -13,7 +13,9 @@
 void workloads(unsigned seed)
 {
     bio_params bp = {.vars = 2, .cells = 600, .block = 4};
-    for (int w = 0; w < 4; w++) { /* w = 3: FLASH of 138 KB requests, default hints: each rank writes its own */
+    for (int w = 0; w < 5; w++) { /* w = 3: FLASH of 138 KB requests, default hints: each rank writes its own;
+                                    * w = 4: E3SM through one aggregator whose one round's stretch is
+                                    * larger than a tile of the placement (twophase_scatter.c) */
         bio_reqs q;
         int sq = 1;
         while ((sq + 1) * (sq + 1) <= size)
@@ -21,8 +23,8 @@ void workloads(unsigned seed)
         if (w == 2 && sq * sq != size)
             continue;
         bio_params b = bp;
-        b.cells = w == 2 ? 12 * sq : bp.cells, b.block = w == 3 ? 6 : bp.block;
-        int rc = w == 0 ? bio_e3sm(size, rank, &b, seed, &q) : w % 2 ? bio_flash(size, rank, &b, &q)
+        b.cells = w == 2 ? 12 * sq : w == 4 ? 20 * bp.cells : bp.cells, b.block = w == 3 ? 6 : bp.block;
+        int rc = w % 4 == 0 ? bio_e3sm(size, rank, &b, seed, &q) : w % 2 ? bio_flash(size, rank, &b, &q)
                                                                       : bio_btio(size, rank, &b, &q);
         bio_fill(&q, seed);
         agx_io_hints h;
@@ -30,8 +32,9 @@ void workloads(unsigned seed)
         h.layout = w == 1 ? AGX_IO_STRIPED : AGX_IO_EVEN;
         h.stripe_size = 4096;
         h.cb_buffer_size = w == 1 ? 0 : 8192;
-        if (w == 3)
+        if (w >= 3)
             agx_io_hints_init(&h);
+        h.aggregators = w == 4 ? 1 : h.aggregators;
         agx_io_stats st = {0};
         MPI_File fh = open_file(path_a, MPI_MODE_CREATE | MPI_MODE_RDWR, 0);
         if (rc == MPI_SUCCESS)
