@@ -64,6 +64,8 @@ typedef struct {
     agx_tp_piece *pc;        /* my pieces, by (round, aggregator, offset) */
     long long npc, nrounds, pc_cap; /* pc_cap: pc's room (a kept buffer, twophase_bufs.c) */
     long long sbytes_max;    /* the most bytes I send in one round */
+    long long *runs, nruns, runs_cap; /* the first piece of each (round, aggregator) run */
+    int contig;              /* pc in order, each run's pieces end to end in the buffer */
     int *cnt_s, *cnt_r;      /* pieces per rank: sent to it, received from it */
     long long *meta_s;       /* my (offset, length) records, by aggregator then offset */
     int meta_compact;        /* meta_s holds them compact already (twophase_pieces.c) */

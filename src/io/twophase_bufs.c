@@ -87,6 +87,7 @@ void agx_tp_free(agx_tp *t)
 {
     agx_tp_buf_free(t->req, sizeof *t->req * (size_t)(t->n > 0 ? t->n : 1));
     free(t->own_rec);
+    free(t->runs);
     free(t->tlen);
     free(t->treq);
     agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);

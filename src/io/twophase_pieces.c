@@ -84,6 +84,16 @@ static int grow(agx_tp *t, long long cap)
     return MPI_SUCCESS;
 }
 
+/* runs: room for twice as many (round, aggregator) runs. */
+static int grow_runs(agx_tp *t)
+{
+    long long cap = t->runs_cap ? 2 * t->runs_cap : 64, *r = realloc(t->runs, sizeof *r * (size_t)cap);
+    if (!r)
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld runs of pieces)", t->fn, cap);
+    t->runs = r, t->runs_cap = cap;
+    return MPI_SUCCESS;
+}
+
 int agx_tp_pieces(agx_tp *t)
 {
     long long round, clo = 1, chi = 0, cround = 0, sum = 0, prev = t->lo;
@@ -99,7 +109,8 @@ int agx_tp_pieces(agx_tp *t)
      * until the aggregator changes */
     agx_tp_piece *pc = t->pc;
     uint32_t *cm = (uint32_t *)t->meta_s;
-    long long npc = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0;
+    long long npc = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0, lend = 0, nruns = 0;
+    int contig = 1; /* every (round, aggregator) run of pieces end to end in the buffer */
     int laggr = -1, raggr = -1;
     for (long long i = 0; i < t->nreq; i++) {
         const agx_tp_req *q = &t->req[i];
@@ -117,8 +128,17 @@ int agx_tp_pieces(agx_tp *t)
                     return rc;
                 pc = t->pc, cm = (uint32_t *)t->meta_s;
             }
-            /* after the previous piece in the order rounds pack them? */
+            /* after the previous piece in the order rounds pack them? right after it in the
+             * buffer, where it has the same round and aggregator? */
+            long long at = q->pos + (o - q->off);
             sorted &= round > lround || (round == lround && (aggr > laggr || (aggr == laggr && o > loff)));
+            if (round != lround || aggr != laggr) {
+                if (nruns == t->runs_cap && (rc = grow_runs(t)) != MPI_SUCCESS)
+                    return rc;
+                t->runs[nruns++] = npc;
+            } else
+                contig &= at == lend;
+            lend = at + l;
             sum = round == lround ? sum + l : l;
             smax = sum > smax ? sum : smax;
             if (compact && aggr != last) /* an aggregator's records start from the call's first byte */
@@ -127,7 +147,7 @@ int agx_tp_pieces(agx_tp *t)
                 compact = 0;
             if (compact)
                 cm[2 * npc] = (uint32_t)(o - prev), cm[2 * npc + 1] = (uint32_t)l, prev = o + l;
-            pc[npc++] = (agx_tp_piece){.off = o, .len = l, .pos = q->pos + (o - q->off), .round = round, .aggr = aggr};
+            pc[npc++] = (agx_tp_piece){.off = o, .len = l, .pos = at, .round = round, .aggr = aggr};
             nrounds = round + 1 > nrounds ? round + 1 : nrounds;
             if (aggr != raggr) {
                 if (raggr >= 0)
@@ -140,6 +160,7 @@ int agx_tp_pieces(agx_tp *t)
     if (raggr >= 0)
         t->cnt_s[t->aggr_rank[raggr]] += (int)run;
     t->npc = npc, t->nrounds = nrounds, t->sbytes_max = smax;
+    t->nruns = nruns, t->contig = contig && sorted; /* the runs hold only in this order */
     t->meta_compact = compact;
     if (!compact) /* the general path: 16-byte records, compacted in twophase_meta.c if they fit */
         agx_tp_meta_records(t);
