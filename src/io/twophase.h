@@ -30,9 +30,10 @@ typedef struct {
 } agx_tp_req;
 
 typedef struct {
-    long long off, len, pos, round;
+    long long off, pos, round;
+    int len;                 /* at most a request's (an int) */
     int aggr;                /* aggregator index (0 .. naggr - 1) */
-} agx_tp_piece;
+} agx_tp_piece;              /* 32 bytes: E3SM's 250 K pieces per rank are written once each */
 
 /* A metadata record: one piece's file offset and length (ROMIO's offset/length pair). */
 #define AGX_TP_META_BYTES (2 * (int)sizeof(long long))

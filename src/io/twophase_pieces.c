@@ -147,7 +147,7 @@ int agx_tp_pieces(agx_tp *t)
                 compact = 0;
             if (compact)
                 cm[2 * npc] = (uint32_t)(o - prev), cm[2 * npc + 1] = (uint32_t)l, prev = o + l;
-            pc[npc++] = (agx_tp_piece){.off = o, .len = l, .pos = at, .round = round, .aggr = aggr};
+            pc[npc++] = (agx_tp_piece){.off = o, .pos = at, .round = round, .len = (int)l, .aggr = aggr};
             nrounds = round + 1 > nrounds ? round + 1 : nrounds;
             if (aggr != raggr) {
                 if (raggr >= 0)
