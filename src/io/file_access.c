@@ -180,6 +180,7 @@ typedef struct {
     agx_flearn *L;
     MPI_Comm comm;
     const char *name;
+    double t_call;
     int cand;
     const char *how;
 } fold_gate;
@@ -187,7 +188,7 @@ typedef struct {
 static int gate(agx_tp_gate *g, const long long *v)
 {
     fold_gate *x = g->arg;
-    int go = 0, rc = agx_flearn_gate(x->L, x->comm, x->name, v, &go, &x->cand, &x->how);
+    int go = 0, rc = agx_flearn_gate(x->L, x->comm, x->name, v, x->t_call, &go, &x->cand, &x->how);
     return rc != MPI_SUCCESS ? rc : go ? MPI_SUCCESS : AGX_IO_REPICK;
 }
 
@@ -228,6 +229,9 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
     fold_gate g = {.g = {.v = {vote ? 0 : nbytes, vote || n < 1 ? 0 : nbytes / n, -(d->learn.ncand > 2)}, .fn = gate,
                          .arg = &g},
                    .L = &d->learn, .comm = f->comm, .name = f->path};
+    if (d->learn.mode && f->pfd >= 0 && !f->shadow_state) /* the engine's way in: its own descriptor, on every
+                                                            * rank or none (agreed at open), nothing to open */
+        agx_file_shadow(f, rd);
     int fold = f->shadow_state > 0 && (!rd || f->shadow_reads) && agx_flearn_fold(&d->learn); /* agreed state */
     rc = fold ? MPI_SUCCESS : agx_flearn_pick(&d->learn, f->comm, f->path, vote, vote ? 0 : nbytes, vote ? 0 : n,
                                               &cand, &how);
@@ -242,6 +246,7 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
             agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
         agx_tp_gate *gp = fold && !pass ? &g.g : NULL;
+        g.t_call = MPI_Wtime();
         if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
             rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp)
                     : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp);

@@ -251,7 +251,8 @@ int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, lo
 
 int agx_flearn_fold(const agx_flearn *L)
 {
-    if (!L->mode || L->streak < 1 || L->last != AGX_FLEARN_ENGINE || L->pend >= 0)
+    int fresh = L->last == -1 && !L->nclass; /* a handle's first call: the engine's turn comes first */
+    if (!L->mode || L->pend >= 0 || !(fresh || (L->streak >= 1 && L->last == AGX_FLEARN_ENGINE)))
         return 0;
     for (int i = 0; i < L->nclass; i++)
         if (L->c[i].decided && L->c[i].winner != AGX_FLEARN_ENGINE)
@@ -259,17 +260,22 @@ int agx_flearn_fold(const agx_flearn *L)
     return 1;
 }
 
-int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *go, int *cand,
-                    const char **how)
+int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, double t_call, int *go,
+                    int *cand, const char **how)
 {
+    double g0 = MPI_Wtime();
     long long all[6] = {0, v[0], v[1], -1, 0, v[2]}; /* no vote (the engine's agreement had
                                                       * none), nothing timed (agx_flearn_fold) */
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
     L->turn = 0;
     int rc = pick_agreed(L, comm, name, all, cand, how);
-    *go = rc == MPI_SUCCESS && *cand == AGX_FLEARN_ENGINE && L->pend == -1; /* decided: not a learning turn */
-    int rank = 1, first = *go && !L->riding;
-    L->riding |= *go;
+    int turn = L->pend < -1; /* a learning turn: the engine's goes on, timed from the call's start
+                              * less this look-up (the pick's reduction is not timed either) */
+    *go = rc == MPI_SUCCESS && *cand == AGX_FLEARN_ENGINE;
+    if (*go && turn)
+        L->t0 = t_call + (MPI_Wtime() - g0);
+    int rank = 1, first = *go && !turn && !L->riding;
+    L->riding |= first;
     if (first && agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
         fprintf(stderr, "agx: %s (rank 0): collective %s: the choice rides on agx's engine's first agreement from "
                 "now on, no reduction of its own (AGX_ADAPT)\n", name ? name : "a file", L->reads ? "reads" : "writes");

@@ -384,16 +384,17 @@ void agx_flearn_init(agx_flearn *L, int p, int reads);
  * engine (whose first agreement carries the votes) or the library. */
 int agx_flearn_pick(agx_flearn *L, MPI_Comm comm, const char *name, int vote, long long nbytes, long long pieces,
                     int *cand, const char **how);
-/* The pick's reduction folded into the engine's first agreement (agreement A): 1 where the
- * handle's last decided calls went to agx's engine, no class of it is decided otherwise
- * and no time waits to be agreed (agreed state: alike on every rank). Then every rank runs
- * the engine at once, its agreement carrying {nbytes, mean piece, minus whether the node
- * candidate is offered}, and agx_flearn_gate (no reduction: the values agreed there; a
- * second one for a class new to the file, as the pick's) says *go 1 where the class is
- * decided for the engine, else gives the candidate (*cand, *how) to run instead. */
+/* The pick's reduction folded into the engine's first agreement (agreement A): 1 at a
+ * handle's first call, or where its last decided calls went to agx's engine, no class of it
+ * is decided otherwise and no time waits to be agreed (agreed state: alike on every rank).
+ * Then every rank runs the engine at once, its agreement carrying {nbytes, mean piece,
+ * minus whether the node candidate is offered}, and agx_flearn_gate (no reduction: the
+ * values agreed there; a second one for a class new to the file, as the pick's) says *go 1
+ * where the class is decided for the engine or its learning turn is the engine's (timed
+ * from t_call, the call's start), else gives the candidate (*cand, *how) to run instead. */
 int agx_flearn_fold(const agx_flearn *L);
-int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *go, int *cand,
-                    const char **how);
+int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, double t_call, int *go,
+                    int *cand, const char **how);
 /* own: the engine's call went each rank its own (agreed, also where this rank's file calls
  * failed, valid 0): the class is the engine's. */
 void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const char *name);
