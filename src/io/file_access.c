@@ -246,7 +246,7 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
             agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
         agx_tp_gate *gp = fold && !pass ? &g.g : NULL;
-        g.t_call = MPI_Wtime();
+        g.t_call = gp ? MPI_Wtime() : 0; /* a learning turn the engine's agreement starts: timed from here */
         if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
             rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp)
                     : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp);

@@ -166,17 +166,27 @@ char *agx_tp_stretch(agx_tp *t, long long r, int *werr, int (*sieve)(agx_tp *, l
     return !holes ? t->wbuf : t->vbuf;
 }
 
-long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
+/* Sender s's records from rcur[s] up to record end, those that start before file offset
+ * lim, between the stretch (from file offset first) and packed; rcur[s] moved past them.
+ * Their bytes. */
+static long long place_to(agx_tp *t, int s, long long end, long long lim, long long first, char *stretch,
+                          char *packed, int dir)
 {
     const long long *m = t->meta_r;
-    long long i = t->rcur[s], at = 0, first = t->rr[4 * r], bytes, end = agx_tp_sender_run(t, s, r, &bytes);
-    for (; i < end; at += m[2 * i + 1], i++)
+    long long i = t->rcur[s], at = 0;
+    for (; i < end && m[2 * i] < lim; at += m[2 * i + 1], i++)
         if (dir == AGX_TP_IN)
             agx_tp_copy(stretch + (m[2 * i] - first), packed + at, m[2 * i + 1]);
         else if (dir == AGX_TP_OUT)
             agx_tp_copy(packed + at, stretch + (m[2 * i] - first), m[2 * i + 1]);
     t->rcur[s] = i;
     return at;
+}
+
+long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packed, int dir)
+{
+    long long bytes, end = agx_tp_sender_run(t, s, r, &bytes);
+    return place_to(t, s, end, LLONG_MAX, t->rr[4 * r], stretch, packed, dir);
 }
 
 /* Every sender's records of round r between the stretch and rbuf (at rpos). A stretch
@@ -187,7 +197,7 @@ long long agx_tp_place(agx_tp *t, int s, long long r, char *stretch, char *packe
 #define PLACE_TILE (64LL << 10)
 static void place_all(agx_tp *t, long long r, char *stretch, int dir)
 {
-    const long long *m = t->meta_r, first = t->rr[4 * r];
+    const long long first = t->rr[4 * r];
     int p = t->a.p;
     long long *end = dir != AGX_TP_SKIP && t->rr[4 * r + 1] - first > PLACE_TILE ? malloc(sizeof *end * (size_t)p)
                                                                                    : NULL;
@@ -203,14 +213,8 @@ static void place_all(agx_tp *t, long long r, char *stretch, int dir)
     for (long long lim = first + PLACE_TILE, more = 1; more; lim += PLACE_TILE) {
         more = 0;
         for (int s = 0; s < p; s++) {
-            long long i = t->rcur[s], at = t->rpos[s], e = end[s];
-            if (dir == AGX_TP_IN)
-                for (; i < e && m[2 * i] < lim; at += m[2 * i + 1], i++)
-                    agx_tp_copy(stretch + (m[2 * i] - first), t->rbuf + at, m[2 * i + 1]);
-            else
-                for (; i < e && m[2 * i] < lim; at += m[2 * i + 1], i++)
-                    agx_tp_copy(t->rbuf + at, stretch + (m[2 * i] - first), m[2 * i + 1]);
-            t->rcur[s] = i, t->rpos[s] = at, more |= i < e;
+            t->rpos[s] += place_to(t, s, end[s], lim, first, stretch, t->rbuf + t->rpos[s], dir);
+            more |= t->rcur[s] < end[s];
         }
     }
     free(end);
