@@ -71,7 +71,7 @@ def run_once(args, op, np, algs, outdir, rep, first=False):
         raise SystemExit(f"adapt_bench: {' '.join(cmd)} failed")
     windows = {}
     for line in p.stderr.splitlines():
-        m = re.match(r"agx: (\w+) learned on \d+ ranks, (\d+)-\d+ B: .*window of (\d+) calls took ([\d.]+) us, "
+        m = re.match(r"agx: (\w+) learned on \d+ ranks, (\d+)-\d+ B: .*window of (\d+) calls(?: \([^)]*\))? took ([\d.]+) us, "
                      r"([+-][\d.]+) us", line)
         if m and m.group(1) == op:
             windows[int(m.group(2))] = float(m.group(5))
@@ -93,7 +93,7 @@ def main():
     ap.add_argument("--sizes", default="8:1M")
     ap.add_argument("--a2a-bytes", default="8,64,512,4K,32K,256K")
     ap.add_argument("-i", "--iterations", type=int, default=100)
-    ap.add_argument("-x", "--warmup", type=int, default=96)  # > a learning window (88 calls at most)
+    ap.add_argument("-x", "--warmup", type=int, default=104)  # > a class's 8 first calls and its window (88 at most)
     ap.add_argument("--out", default="adapt_bench")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -19,7 +19,7 @@ run=("$src/tools/agxrun" --timeout 120)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; sed 's/^/    /' "$t/out" | tail -15; fail=1; }
-bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 96 -q -c) # -x: a window (88 calls)
+bench=("$b/bin/agx-bench" allreduce -m 8:4K --factor 8 -i 40 -x 104 -q -c) # -x: 8 first calls, a window (88)
 
 # 1. learning said, and written
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_OUT="$t/learned.json" "${run[@]}" -n 4 "${bench[@]}" > "$t/out" 2>&1 &&
@@ -37,9 +37,16 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TUNING_FILE="$t/learned.json" "${run[@]}" -n 4 "${
 AGX_ADAPT=bogus "${run[@]}" -n 2 "${bench[@]}" > "$t/out" 2>&1
 if [ $? -ne 0 ] && grep -q "AGX_ADAPT='bogus' in the environment is none of 0, 1, any" "$t/out" &&
    ! grep -qiE "segmentation|core dumped" "$t/out"; then :; else bad "AGX_ADAPT=bogus"; fi
-# 4. the drop-in learns by default, and not with AGX_ADAPT=0
+AGX_ADAPT=1 AGX_ADAPT_AFTER=-3 "${run[@]}" -n 2 "${bench[@]}" > "$t/out" 2>&1
+if [ $? -ne 0 ] && grep -q "AGX_ADAPT_AFTER='-3' in the environment is not a count of calls" "$t/out" &&
+   ! grep -qiE "segmentation|core dumped" "$t/out"; then :; else bad "AGX_ADAPT_AFTER=-3"; fi
+# 4. the drop-in learns by default, and not with AGX_ADAPT=0; a class's first 8 calls are
+#    the library's, untimed, so a program of 8 calls of a class has no window (AGX_STATS)
+AGX_STATS=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/comm_steps" 1 8 4096 allreduce dup \
+  > "$t/out" 2>&1 && grep -q "^agx-preload: rank 0: allreduce [0-9]* calls through agx ([0-9]* B received): native [0-9]*$" "$t/out" &&
+  ! grep -q "learning windows" "$t/out" || bad "a class's first 8 calls: the library's, no window"
 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
-  grep -q "allreduce on MPI_COMM_WORLD, 3 ranks (intra), 4 B (class < 8 B): [a-z_]* (learning on the run)" "$t/out" ||
+  grep -q "allreduce on MPI_COMM_WORLD, 3 ranks (intra), 4 B (class < 8 B): native (AGX_ADAPT: a class's first calls, the library's, untimed; then learning)" "$t/out" ||
   bad "the preload learns by default"
 AGX_ADAPT=0 AGX_VERBOSE=1 "${run[@]}" -n 3 --preload "$b/lib/libagx-preload.so" "$b/bin/preload_app" > "$t/out" 2>&1 &&
   ! grep -q "learn" "$t/out" || bad "AGX_ADAPT=0 under the preload"

@@ -10,7 +10,7 @@
  * (more than AGX_LEARN_FINAL candidates): a first look at each (one timed call), a
  * screening of those within AGX_LEARN_CUT of the fastest (each one's best time), and a
  * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
- * candidates in turn, a turn two calls in a row, the second timed (phase_start). Every
+ * candidates in turn, a turn two calls in a row, the second timed (adapt_window.c). Every
  * turn starts after a barrier, its timed call right after its first (the skew a loop of
  * the same candidate leaves), and each rank keeps its own times; at a phase's last call
  * one MPI_Allreduce (MAX, n doubles, on the private communicator) gives the slowest
@@ -18,20 +18,18 @@
  * one's clock said. The library's call (native), then the default's choice, stays unless
  * another is at least AGX_LEARN_MARGIN faster. Every rank counts the same calls of a
  * class (the calls of a correct program match, and alltoallv's size is agreed), so the
- * window ends at the same call everywhere (alltoallv's agreement: agreement()).
+ * window ends at the same call everywhere (alltoallv's agreement: agreement()). A class's
+ * first AGX_ADAPT_AFTER calls run the library's call, untimed, before its window (cold()).
  * Exactness: data movement and exact reductions (integers, logicals: any order gives the
  * same bits) learn freely; other reductions (floating point) take the library's own call,
  * untimed, unless AGX_ADAPT=any.
  */
-#include "select.h"
+#include "adapt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define AGX_LEARN_MARGIN 0.03
-#define AGX_LEARN_CUT 1.5 /* a first look this many times the fastest's ends a candidate's window */
-#define AGX_LEARN_CLEAR 2.0 /* a winner this many times faster than native: no rematch */
 #define AGX_LEARN_CARRY 4.0 /* this many times a near class's winner: no look (far_slower) */
 #define AGX_LEARN_NEAR 3    /* size classes (factors of 2) a class's findings carry over */
 
@@ -166,32 +164,36 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
     e->ncand = (signed char)n;
 }
 
-/* The phases: with more candidates than AGX_LEARN_FINAL, a first look at every one (one
- * round), then a screening (AGX_LEARN_SCREEN - 1 more rounds) of those within
- * AGX_LEARN_CUT of the fastest, then the final of the AGX_LEARN_FINAL fastest
- * (AGX_LEARN_ROUNDS rounds); with fewer, the final alone. A round gives each candidate in
- * turn AGX_LEARN_TURN calls in a row, the last one timed: the untimed ones make its
- * schedules, scratch and segments, and leave the buffers and the ranks as a program
- * repeating the call leaves them, not as the previous candidate did. */
-enum { PH_LOOK, PH_SCREEN, PH_FINAL, PH_REMATCH };
-
-static void phase_start(agx_learn *e, int phase, const signed char *order, int n)
-{
-    e->phase = (signed char)phase;
-    e->nrun = (signed char)n;
-    e->calls = 0;
-    for (int i = 0; i < n; i++)
-        e->run[i] = order ? order[i] : (signed char)i;
-}
-
-static int rounds(const agx_learn *e)
-{
-    return e->phase == PH_LOOK ? 1 : e->phase == PH_SCREEN ? AGX_LEARN_SCREEN - 1 : AGX_LEARN_ROUNDS; /* final, rematch */
-}
-
 int agx_learn_on(const agx_args *a)
 {
     return a->sel->adapt > 0 && !a->request && a->kind == AGX_KIND_INTRA && a->p > 1 && a->msg_bytes >= 0;
+}
+
+/* A class's first AGX_ADAPT_AFTER calls (where it would time candidates) run the library's
+ * call, untimed, and its window starts after them: a program that makes only a few calls
+ * of a class (PnetCDF's integer allreduces: 11 in 2 classes through a whole E3SM-shaped
+ * run) paid the window's barriers and its candidates' first calls, node-shared segments
+ * among them, for nothing (docs/RESULTS.md, "A class's first calls: the library's").
+ * Every rank counts the same calls of a class, so the window starts at the same call
+ * everywhere. The library's call index, or -1 where it is not a class's first calls. */
+static int cold(const agx_args *a, const agx_learn *e)
+{
+    int native = agx_rule_alg(a->op, a->kind, -1);
+    if ((e && (e->state != AGX_LEARN_NEW || e->cold >= a->sel->adapt_after)) || a->sel->adapt_after <= 0 ||
+        agx_learn_pair(a) || agx_learn_inexact(a) || native < 0 || agx_alg_violation(agx_call_alg(a, native), a, NULL))
+        return -1;
+    return native;
+}
+
+int agx_learn_cold(const agx_args *a)
+{
+    if (!agx_learn_on(a))
+        return 0;
+    unsigned key = key_of(a);
+    const agx_learn *e = NULL;
+    for (int i = 0; i < a->sel->nlearn && !e; i++)
+        e = a->sel->learn[i].key == key ? &a->sel->learn[i] : NULL;
+    return cold(a, e) >= 0;
 }
 
 int agx_learn_pick(agx_args *a, int chosen)
@@ -203,13 +205,18 @@ int agx_learn_pick(agx_args *a, int chosen)
     agx_learn *e = entry(sel, key_of(a));
     if (!e)
         return chosen;
+    int lib = cold(a, e);
+    if (lib >= 0) { /* counted in agx_learn_run; a->learn: no repeat memo of it */
+        a->learn = e;
+        return lib;
+    }
     if (e->state == AGX_LEARN_NEW) {
         candidates(a, e, chosen);
         e->state = e->ncand > 1 ? AGX_LEARN_RUNNING : AGX_LEARN_DONE;
         e->winner = 0;
         e->lo = e->hi = a->msg_bytes;
         e->p = a->p;
-        phase_start(e, e->ncand > AGX_LEARN_FINAL ? PH_LOOK : PH_FINAL, NULL, e->ncand);
+        agx_learn_phase(e, e->ncand > AGX_LEARN_FINAL ? PH_LOOK : PH_FINAL, NULL, e->ncand);
     }
     if (e->state == AGX_LEARN_DONE)
         return e->cand[e->winner];
@@ -220,166 +227,6 @@ int agx_learn_pick(agx_args *a, int chosen)
     e->lo = a->msg_bytes < e->lo ? a->msg_bytes : e->lo;
     e->hi = a->msg_bytes > e->hi ? a->msg_bytes : e->hi;
     return c;
-}
-
-static double median(double *v, int n)
-{
-    for (int i = 1; i < n; i++) /* insertion sort: n is the rounds */
-        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
-            double x = v[j];
-            v[j] = v[j - 1], v[j - 1] = x;
-        }
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* AGX_TEST_LEARN_SKEW=RANK:FACTOR[:NAME[:flip]] (tests only): that rank's times of the
- * default's choice (with NAME: of every candidate but the algorithm NAME) are multiplied by
- * FACTOR, a clock that disagrees with the others'; with flip, in a rematch those of NAME
- * alone are. */
-static double skew(const agx_args *a, int alg, int cand, int phase)
-{
-    static int rank = -2, flip;
-    static double factor;
-    static char name[32], how[8];
-    if (rank == -2 && (!getenv("AGX_TEST_LEARN_SKEW") ||
-                       sscanf(getenv("AGX_TEST_LEARN_SKEW"), "%d:%lf:%31[^:]:%7s", &rank, &factor, name, how) < 2))
-        rank = -1;
-    flip = !strcmp(how, "flip") && phase == PH_REMATCH;
-    int me = -1, other = name[0] && strcmp(agx_call_alg(a, alg)->name, name) != 0;
-    if (rank >= 0 && (name[0] ? other != flip : cand == 0))
-        MPI_Comm_rank(MPI_COMM_WORLD, &me);
-    return me == rank && rank >= 0 ? factor : 1.0;
-}
-
-/* AGX_LEARN_CLEAR, or AGX_TEST_LEARN_CLEAR=X (tests only, the same on every rank). */
-static double clear(void)
-{
-    static double x = -1;
-    if (x < 0)
-        x = getenv("AGX_TEST_LEARN_CLEAR") ? atof(getenv("AGX_TEST_LEARN_CLEAR")) : AGX_LEARN_CLEAR;
-    return x;
-}
-
-/* The agreement a timed alltoallv call charges agx's candidates, which native skips once
- * the communicator settles on it (api_alltoallv.c): each rank's median agreement time, the
- * most over the ranks, as every figure of the reduction (the least, the agreement's bare
- * latency, was 0.5-0.75 us on 4 ranks of this VM where the agreement added 9-24 us to a
- * call); s; AGX_TEST_LEARN_AGREE=S (tests only): S on every rank, where one was measured. */
-static float agreement(const agx_args *a)
-{
-    static double test = -2;
-    if (test == -2)
-        test = getenv("AGX_TEST_LEARN_AGREE") ? atof(getenv("AGX_TEST_LEARN_AGREE")) : -1;
-    if (a->op != AGX_OP_ALLTOALLV || a->u.a2a.agree_s <= 0)
-        return 0.0f;
-    return (float)(test >= 0 ? test : a->u.a2a.agree_s);
-}
-
-/* The phase's last call: every rank's figures (the first look's one time, the screening's
- * best, the final's median), their maximum over the ranks (the screening's: the better of
- * it and the first look's), then the next phase's candidates or the winner, the same on
- * every rank whatever each one's clock said. */
-static int decide(agx_args *a, agx_learn *e)
-{
-    double med[AGX_LEARN_CANDS + 1], worst[AGX_LEARN_CANDS + 1], ta[AGX_LEARN_CANDS * AGX_LEARN_ROUNDS];
-    int nta = 0;
-    for (int k = 0; k < e->nrun; k++) {
-        double v[AGX_LEARN_ROUNDS];
-        int n = 0;
-        for (int r = 0; r < rounds(e); r++) {
-            v[n++] = e->t[k][r];
-            ta[nta++] = e->ta[k * AGX_LEARN_ROUNDS + r];
-        }
-        double m = median(v, n); /* sorts v */
-        med[k] = e->phase >= PH_FINAL ? m : v[0];
-    }
-    med[e->nrun] = median(ta, nta); /* the agreement's: the slowest rank's too */
-    int rc = PMPI_Allreduce(med, worst, e->nrun + 1, MPI_DOUBLE, MPI_MAX, a->comm);
-    if (rc != MPI_SUCCESS) {
-        e->state = AGX_LEARN_DONE, e->winner = 0;
-        return rc;
-    }
-    int native = agx_rule_alg(a->op, a->kind, -1);
-    for (int k = 0; k < e->nrun; k++) { /* the slowest rank's: when the call is done everywhere */
-        double *m = &e->mean[e->run[k]];
-        if (e->cand[e->run[k]] != native)
-            worst[k] += worst[e->nrun]; /* charged the agreement that native, settled, skips */
-        *m = e->phase == PH_SCREEN && *m < worst[k] ? *m : worst[k];
-    }
-    if (e->phase < PH_FINAL) {
-        signed char order[AGX_LEARN_CANDS];
-        int n = e->nrun;
-        for (int k = 0; k < n; k++)
-            order[k] = e->run[k];
-        for (int i = 1; i < n; i++) /* insertion sort by mean, stable */
-            for (int j = i; j > 0 && e->mean[order[j]] < e->mean[order[j - 1]]; j--) {
-                signed char x = order[j];
-                order[j] = order[j - 1], order[j - 1] = x;
-            }
-        while (e->phase == PH_LOOK && n > 1 && e->mean[order[n - 1]] > AGX_LEARN_CUT * e->mean[order[0]])
-            n--; /* far slower at its first look: no more calls */
-        if (n > 1) {
-            int next = e->phase == PH_LOOK && n > AGX_LEARN_FINAL ? PH_SCREEN : PH_FINAL;
-            phase_start(e, next, order, next == PH_FINAL && n > AGX_LEARN_FINAL ? AGX_LEARN_FINAL : n);
-            return MPI_SUCCESS;
-        }
-        e->run[0] = order[0], e->nrun = 1; /* the one left wins */
-    }
-    int best = e->run[0], lib = -1, has_default = 0;
-    for (int k = 0; k < e->nrun; k++) {
-        best = e->mean[e->run[k]] < e->mean[best] ? e->run[k] : best;
-        has_default |= e->run[k] == 0;
-        lib = e->cand[e->run[k]] == native ? e->run[k] : lib;
-    }
-    /* the library's call, then the default's choice, stays unless another is
-     * AGX_LEARN_MARGIN faster: a tie is the library's */
-    if (lib >= 0 && e->mean[best] >= e->mean[lib] * (1 - AGX_LEARN_MARGIN))
-        best = lib;
-    else if (has_default && e->mean[best] >= e->mean[0] * (1 - AGX_LEARN_MARGIN))
-        best = 0;
-    int nat = -1;
-    for (int k = 0; k < e->ncand; k++)
-        nat = e->cand[k] == native ? k : nat;
-    /* beat the library again, or lose; not where it won by more than AGX_LEARN_CLEAR (the
-     * noise bursts that crowned a kernel on this VM made the library's figure 1.5-1.9x the
-     * winner's; a rematch of allreduce's 2-3x winners at 256 KiB cost 1.5% of 1000 calls) */
-    if (e->phase != PH_REMATCH && nat >= 0 && best != nat && e->mean[nat] < clear() * e->mean[best]) {
-        signed char pair[2] = {(signed char)best, (signed char)nat};
-        phase_start(e, PH_REMATCH, pair, 2);
-        return MPI_SUCCESS;
-    }
-    e->winner = (signed char)best;
-    e->state = AGX_LEARN_DONE;
-    return MPI_SUCCESS;
-}
-
-int agx_learn_run(agx_args *a)
-{
-    agx_learn *e = a->learn;
-    int turn = e->calls / AGX_LEARN_TURN, k = turn % e->nrun, round = turn / e->nrun;
-    int last = e->calls % AGX_LEARN_TURN == AGX_LEARN_TURN - 1, timed = e->cand[e->run[k]] == agx_alg_index(a);
-    /* every turn starts together: its timed call holds the skew its first call, the same
-     * candidate, left, as in a program's loop, not another candidate's nor a barrier's */
-    int rb = e->calls % AGX_LEARN_TURN ? MPI_SUCCESS : PMPI_Barrier(a->comm);
-    if (rb != MPI_SUCCESS) {
-        e->state = AGX_LEARN_DONE, e->winner = 0;
-        return rb;
-    }
-    double t0 = MPI_Wtime();
-    int rc = a->alg->fn(a);
-    double dt = MPI_Wtime() - t0;
-    if (last) {
-        e->t[k][round] = timed ? dt * skew(a, e->cand[e->run[k]], e->run[k], e->phase) : 1e30;
-        e->ta[k * AGX_LEARN_ROUNDS + round] = agreement(a);
-    }
-    e->window_s += dt;
-    e->total++;
-    if (++e->calls < e->nrun * rounds(e) * AGX_LEARN_TURN)
-        return rc;
-    int rc2 = decide(a, e);
-    if (e->state == AGX_LEARN_DONE)
-        agx_learn_report(a, e);
-    return rc != MPI_SUCCESS ? rc : rc2;
 }
 
 int agx_learn_settled(const agx_args *a)

@@ -26,6 +26,14 @@ int agx_adapt_from_env(void)
     return !strcasecmp(s, "any") ? 2 : -1;
 }
 
+int agx_adapt_after_from_env(void)
+{
+    const char *s = getenv("AGX_ADAPT_AFTER");
+    char *end;
+    long n = s && *s ? strtol(s, &end, 10) : AGX_LEARN_AFTER;
+    return s && *s && (*end || n < 0 || n > 1000000) ? -1 : (int)n;
+}
+
 /* The decisions kept for AGX_TUNING_OUT (this process's, written by world rank 0). */
 typedef struct {
     agx_op op;
@@ -156,9 +164,13 @@ void agx_learn_report(const agx_args *a, const agx_learn *e)
     }
     if (a->rank != 0 || !agx_env_flag("AGX_VERBOSE"))
         return;
-    fprintf(stderr, "agx: %s learned on %d ranks, %lld-%lld B: %s; runs %s (window of %d calls took %.1f us, "
+    char first[64] = "";
+    if (e->cold)
+        snprintf(first, sizeof first, " (the first %d the library's, untimed)", e->cold);
+    fprintf(stderr, "agx: %s learned on %d ranks, %lld-%lld B: %s; runs %s (window of %d calls%s took %.1f us, "
             "%+.1f us against the winner's pace)\n", agx_op_get(a->op)->name, a->p, e->lo, e->hi, t,
-            agx_call_alg(a, e->cand[e->winner])->name, e->total, e->window_s * 1e6, (e->window_s - at_winner) * 1e6);
+            agx_call_alg(a, e->cand[e->winner])->name, e->total, first, e->window_s * 1e6,
+            (e->window_s - at_winner) * 1e6);
 }
 
 void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note)
@@ -180,6 +192,11 @@ void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out)
         unsigned k = e->key - 1, sub = k % 8, cls = k / 8 % 64, ok = k / 8 / 64;
         if ((int)(ok / AGX_KIND_LAST) != (int)op || (int)(ok % AGX_KIND_LAST) != (int)kind)
             continue;
+        if (e->state == AGX_LEARN_NEW) { /* its first calls, the library's (adapt.c, cold) */
+            fprintf(out, "      %s (class %u, sub-class %u): the library's call for its first %d calls, %d made\n",
+                    agx_op_get(op)->name, cls, sub, sel->adapt_after, e->cold);
+            continue;
+        }
         fprintf(out, "      %s, %lld-%lld B (class %u, sub-class %u): %s", agx_op_get(op)->name, e->lo, e->hi, cls, sub,
                 e->state == AGX_LEARN_DONE ? "runs " : "learning, ");
         fprintf(out, "%s", t->algs[e->cand[e->state == AGX_LEARN_DONE ? e->winner : 0]].name);

@@ -113,6 +113,7 @@ int agx_sel_get(agx_ctx *ctx, agx_sel **out)
     }
     sel->fallback = fallback_from_env(sel);
     sel->adapt = agx_adapt_from_env();
+    sel->adapt_after = agx_adapt_after_from_env();
     params_from_env(sel);
     int rc = choices_from_env(ctx, sel);
     if (rc != MPI_SUCCESS) {

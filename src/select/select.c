@@ -136,7 +136,8 @@ int agx_learn_inexact(const agx_args *a)
 static int untimed_native(const agx_args *a, int forced)
 {
     const agx_sel *sel = a->sel;
-    return forced < 0 && !sel->rules_on && !sel->rules_bad && agx_learn_on(a) && (agx_learn_pair(a) || agx_learn_inexact(a));
+    return forced < 0 && !sel->rules_on && !sel->rules_bad && agx_learn_on(a) &&
+           (agx_learn_pair(a) || agx_learn_inexact(a) || agx_learn_cold(a));
 }
 
 /* The rules file's row for the call, when its algorithm can run here; else the default
@@ -149,6 +150,9 @@ static int file_or_default(agx_args *a, int *index, int lazy)
         if (a->sel->adapt < 0)
             return agx_error(MPI_ERR_ARG, "AGX_ADAPT='%s' in the environment is none of 0, 1, any",
                              getenv("AGX_ADAPT"));
+        if (a->sel->adapt > 0 && a->sel->adapt_after < 0)
+            return agx_error(MPI_ERR_ARG, "AGX_ADAPT_AFTER='%s' in the environment is not a count of calls "
+                             "(0 to 1000000)", getenv("AGX_ADAPT_AFTER"));
         int rule = *index;
         *index = agx_learn_pick(a, rule); /* AGX_ADAPT: the class's winner, or its window's candidate */
         /* no class entry (out of memory on this rank): the library's call all the same,
@@ -158,9 +162,12 @@ static int file_or_default(agx_args *a, int *index, int lazy)
         /* the reason's tests only for the report, not on every call; of a window, its first
          * call's only: a line per candidate made the forwarding of stderr a part of the
          * window's time (its 'learned' line names them all, with their times) */
-        if (verbose_on() && (!a->learn || a->learn->total == 0))
+        if (verbose_on() && (!a->learn || a->learn->total == 0 ||
+                             (a->learn->state != AGX_LEARN_NEW && a->learn->total == a->learn->cold)))
             verbose(a, *index,
-                    a->learn            ? "learning on the run"
+                    a->learn && a->learn->state == AGX_LEARN_NEW
+                                        ? "AGX_ADAPT: a class's first calls, the library's, untimed; then learning"
+                    : a->learn          ? "learning on the run"
                     : *index == rule    ? "default rule"
                     : agx_learn_pair(a) ? "AGX_ADAPT: on 2 ranks one exchange, untimed"
                     : agx_learn_inexact(a) ? "AGX_ADAPT: a reduction whose bits depend on the order: the "

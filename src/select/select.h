@@ -255,6 +255,7 @@ typedef struct {
 #define AGX_LEARN_ROUNDS 4 /* rounds of the final (adapt.c) */
 #define AGX_LEARN_SCREEN 3 /* rounds of the screening */
 #define AGX_LEARN_TURN 2   /* a candidate's calls in a row per round, the last one timed */
+#define AGX_LEARN_AFTER 8  /* a class's first calls, the library's untimed, before its window */
 _Static_assert(AGX_LEARN_SCREEN <= AGX_LEARN_ROUNDS, "t[][] holds the screening's rounds too");
 enum { AGX_LEARN_NEW, AGX_LEARN_RUNNING, AGX_LEARN_DONE };
 typedef struct agx_learn {
@@ -263,6 +264,7 @@ typedef struct agx_learn {
     short cand[AGX_LEARN_CANDS];  /* table indices; cand[0] the default's choice */
     signed char run[AGX_LEARN_CANDS]; /* the phase's candidates (indices into cand) */
     int calls, p, total;          /* calls of the phase made; the communicator's size; of the window */
+    int cold;                     /* the class's first calls made, the library's, untimed (adapt.c) */
     long long lo, hi;             /* the sizes seen in the window */
     double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times in the phase, s */
     float ta[AGX_LEARN_CANDS * AGX_LEARN_ROUNDS]; /* and of the agreements it charges (adapt.c) */
@@ -299,6 +301,7 @@ typedef struct agx_sel {
     int pval[AGX_OP_LAST][AGX_KIND_LAST][AGX_MAX_ALGS][AGX_MAX_PARAMS];
     int adapt;                  /* AGX_ADAPT: 0 off, 1 candidates of the same bits, 2 any;
                                  * -1 malformed (every call that would learn fails) */
+    int adapt_after;            /* AGX_ADAPT_AFTER: a class's calls before its window; -1 malformed */
     agx_learn *learn;           /* the classes seen (adapt.c) */
     int nlearn, caplearn;
 } agx_sel;
@@ -323,6 +326,7 @@ int agx_ctx_ready(MPI_Comm comm, agx_ctx **ctx, agx_sel **sel);
  * (its class's winner or window's candidate, a->learn set; `chosen` unless agx_learn_on);
  * agx_run runs a->alg, timing a window's call, deciding at its last (one reduction). */
 int agx_learn_pick(agx_args *a, int chosen);
+int agx_learn_cold(const agx_args *a); /* one of its class's first calls: the library's, untimed */
 int agx_learn_on(const agx_args *a); /* AGX_ADAPT on, blocking, intra, 2 ranks or more */
 int agx_learn_pair(const agx_args *a); /* a 2-rank class the library's call takes, untimed (select.c) */
 int agx_learn_inexact(const agx_args *a); /* a floating-point allreduce under AGX_ADAPT=1 */
@@ -343,6 +347,7 @@ void agx_learn_print(const agx_sel *sel, agx_op op, agx_kind kind, FILE *out);
  * class / 2), kept for AGX_TUNING_OUT as a file_write_all / file_read_all row. */
 void agx_flearn_keep(int p, int reads, int cls, int winner, const char *note);
 int agx_adapt_from_env(void);
+int agx_adapt_after_from_env(void); /* AGX_ADAPT_AFTER (default AGX_LEARN_AFTER), -1 malformed */
 /* A file candidate's name in rules files ("two_phase", "native", "two_phase_node"), or in words. */
 const char *agx_flearn_name(int cand, int words);
 /* ---- on-line choice of collective writes and reads (adapt_file.c): one state per file
