@@ -32,6 +32,8 @@ static inline unsigned mt_seed_from_env(void)
 typedef struct {
     int quick, rank, size;
     unsigned seed;
+    unsigned job;       /* rank 0's process id: tests started in the same second (the same
+                         * seed) name different scratch files (mt_file_pair) */
     const char *only;   /* --algs: comma-separated names to test, NULL: all */
 } mt_run;
 
@@ -54,16 +56,18 @@ static inline void mt_start(int *argc, char ***argv, mt_run *r)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &r->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &r->size);
-    MPI_Bcast(&r->seed, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    unsigned v[2] = {r->seed, (unsigned)getpid()};
+    MPI_Bcast(v, 2, MPI_UNSIGNED, 0, MPI_COMM_WORLD);
+    r->seed = v[0], r->job = v[1];
 }
 
 /* Two scratch file names, the same on every rank: $AGX_TP_DIR (or /tmp)
- * /agx_<kind>_<seed>_<size>_{a,b}.dat. */
+ * /agx_<kind>_<seed>_<job>_<size>_{a,b}.dat. */
 static inline void mt_file_pair(const mt_run *r, const char *kind, char *a, char *b, size_t n)
 {
     const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
-    snprintf(a, n, "%s/agx_%s_%u_%d_a.dat", dir, kind, r->seed, r->size);
-    snprintf(b, n, "%s/agx_%s_%u_%d_b.dat", dir, kind, r->seed, r->size);
+    snprintf(a, n, "%s/agx_%s_%u_%u_%d_a.dat", dir, kind, r->seed, r->job, r->size);
+    snprintf(b, n, "%s/agx_%s_%u_%u_%d_b.dat", dir, kind, r->seed, r->job, r->size);
 }
 
 /* Rank 0 compares files a (agx's) and b (the reference) byte for byte, the first 4

@@ -25,7 +25,7 @@
 enum { BLK = 3000, NW = 2, MANY = 6, STEPS = 10 };
 static int rank, size;
 static _Atomic int passed, failed; /* CHECK's counters: the thread phase's two threads count too */
-static unsigned seed;
+static unsigned seed, job; /* job: rank 0's process id (mt_run), in the files' names */
 
 static unsigned char byte_of(int world, int w, int i) { return (unsigned char)(world * 7 + seed + w * 3 + i % 5); }
 
@@ -34,7 +34,7 @@ static void open_file(MPI_Comm c, const char *kind, int n, char *path, size_t le
     const char *dir = getenv("AGX_TP_DIR") ? getenv("AGX_TP_DIR") : "/tmp";
     int cr;
     MPI_Comm_rank(c, &cr);
-    snprintf(path, len, "%s/agx_filecomm_%u_%d_%s%d.dat", dir, seed, size, kind, n);
+    snprintf(path, len, "%s/agx_filecomm_%u_%u_%d_%s%d.dat", dir, seed, job, size, kind, n);
     int rc = agx_mpi_file_open(c, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, fh);
     CHECK_ON(c, rc == MPI_SUCCESS, "%s: open %d", path, rc);
 }
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
     setenv("AGX_VERBOSE", "1", 1);
     mt_run r;
     mt_start(&argc, &argv, &r);
-    rank = r.rank, size = r.size, seed = r.seed;
+    rank = r.rank, size = r.size, seed = r.seed, job = r.job;
     if (!rank)
         printf("test_filecomm: seed %u, %d ranks\n", seed, size);
     mt_log log;
