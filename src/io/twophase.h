@@ -57,7 +57,8 @@ typedef struct {
     int no_node;             /* the node leaders' own engine (twophase_node.c): never again */
     int node;                /* the call went through the node's leader (twophase_node.c) */
     int cores;               /* agreed: the fewest cores a rank's node has online */
-    agx_tp_req *req;         /* my non-empty requests in file order */
+    agx_tp_req *req;         /* my non-empty requests in file order; NULL where they came in
+                              * order (off, len as given; agx_tp_reqs makes them) */
     long long nreq;
     long long lo, hi;        /* my bytes' span, then the whole call's */
     agx_fd fd;
@@ -121,6 +122,7 @@ static inline long long agx_tp_sender_run(const agx_tp *t, int s, long long r, l
 
 /* twophase_plan.c */
 int agx_tp_check(agx_tp *t);           /* local checks, hints' defaults, requests sorted */
+int agx_tp_reqs(agx_tp *t);            /* req made from off, len where the check did not need it */
 unsigned long long agx_tp_hints_hash(const agx_io_hints *h);
 int agx_tp_aggregators(agx_tp *t);     /* after the span is agreed: aggregators, domains */
 int agx_tp_prepare_recv(agx_tp *t);    /* buffers for the records I receive */

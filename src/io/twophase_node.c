@@ -265,7 +265,8 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
         L.dsp = L.cnt + k, L.bcnt = L.cnt + 2 * k, L.bdsp = L.cnt + 3 * k, L.first = L.cnt + 4 * k;
         err = leader_alloc(&L, c->hdr);
     }
-    if (!(mydata = end_to_end(t)) && !(mydata = packed = agx_tp_buf((size_t)(t->bytes ? t->bytes : 1))))
+    if (agx_tp_reqs(t) != MPI_SUCCESS ||
+        (!(mydata = end_to_end(t)) && !(mydata = packed = agx_tp_buf((size_t)(t->bytes ? t->bytes : 1)))))
         err = MPI_ERR_NO_MEM;
     int lerr = err != MPI_SUCCESS;
     if ((rc = PMPI_Allreduce(&lerr, &any, 1, MPI_INT, MPI_MAX, c->node)) != MPI_SUCCESS)

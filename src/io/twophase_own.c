@@ -54,12 +54,10 @@ static int separate(long long *rec, int p, long long big)
 
 int agx_tp_own_ok(agx_tp *t)
 {
-    long long bytes = 0;
+    long long bytes = t->bytes; /* the non-empty requests' */
     if (t->h.cb_always || t->h.no_write || t->h.aggregators > 0 || !auto_kernel(t->h.meta_kernel) ||
         !auto_kernel(t->h.data_kernel))
         return 0;
-    for (long long i = 0; i < t->nreq; i++)
-        bytes += t->req[i].len;
     if (t->nreq && bytes / t->nreq < OWN_MIN_BYTES)
         return 0;
     long long *mine = t->own_rec = malloc(sizeof *t->own_rec * 4 * (size_t)t->a.p);
@@ -80,7 +78,10 @@ int agx_tp_own(agx_tp *t, long long *rec, int *done)
     long long big = t->h.layout == AGX_IO_STRIPED && t->h.stripe_size > OWN_BIG_BYTES ? t->h.stripe_size : OWN_BIG_BYTES;
     if (!separate(rec, t->a.p, big))
         return MPI_SUCCESS;
-    int werr = MPI_SUCCESS;
+    *done = t->own = 1;
+    int werr = agx_tp_reqs(t); /* this rank's own error, as its file calls' */
+    if (werr != MPI_SUCCESS)
+        return werr;
     for (long long i = 0; i < t->nreq;) { /* adjacent in the file and in the buffer: one call */
         long long j = i + 1, len = t->req[i].len;
         while (j < t->nreq && t->req[j].off == t->req[i].off + len && t->req[j].pos == t->req[i].pos + len &&
@@ -90,6 +91,5 @@ int agx_tp_own(agx_tp *t, long long *rec, int *done)
                   &werr);
         i = j;
     }
-    *done = t->own = 1;
     return werr; /* its own error, not agreed: no rank waits on another's file calls */
 }

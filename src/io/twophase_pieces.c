@@ -112,13 +112,21 @@ int agx_tp_pieces(agx_tp *t)
     long long npc = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0, lend = 0, nruns = 0;
     int contig = 1; /* every (round, aggregator) run of pieces end to end in the buffer */
     int laggr = -1, raggr = -1;
-    for (long long i = 0; i < t->nreq; i++) {
-        const agx_tp_req *q = &t->req[i];
-        for (long long o = q->off, pos, l, end = q->off + q->len; o < end; o += l) {
-            if ((o >= clo && o < chi) || !agx_fd_chunk(&t->fd, o, &caggr, &cround, &clo, &chi))
-                l = (end < chi ? end : chi) - o, aggr = caggr, round = cround, pos = o - clo;
+    const agx_tp_req *rq = t->req; /* NULL: the requests as given, in order (agx_tp_check) */
+    const MPI_Offset *offs = t->off;
+    const int *lens = t->len;
+    for (long long i = 0, n = rq ? t->nreq : t->n, qpos = 0; i < n; i++) {
+        agx_tp_req q = rq ? rq[i] : (agx_tp_req){.off = offs[i], .len = lens[i], .pos = qpos};
+        qpos += q.len;
+        for (long long o = q.off, l, end = q.off + q.len; o < end; o += l) {
+            int in = o >= clo && o < chi, ca; /* the chunk's state through temporaries: the */
+            long long cr, cl, ch;            /* loop's own stays in registers */
+            if (!in && !agx_fd_chunk(&t->fd, o, &ca, &cr, &cl, &ch))
+                caggr = ca, cround = cr, clo = cl, chi = ch, in = 1;
+            if (in)
+                l = (end < chi ? end : chi) - o, aggr = caggr, round = cround;
             else
-                l = agx_fd_piece(&t->fd, o, end, &aggr, &round, &pos);
+                l = agx_fd_piece(&t->fd, o, end, &ca, &cr, &cl), aggr = ca, round = cr; /* cl: its place, unused */
             if (npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);
@@ -130,7 +138,7 @@ int agx_tp_pieces(agx_tp *t)
             }
             /* after the previous piece in the order rounds pack them? right after it in the
              * buffer, where it has the same round and aggregator? */
-            long long at = q->pos + (o - q->off);
+            long long at = q.pos + (o - q.off);
             sorted &= round > lround || (round == lround && (aggr > laggr || (aggr == laggr && o > loff)));
             if (round != lround || aggr != laggr) {
                 if (nruns == t->runs_cap && (rc = grow_runs(t)) != MPI_SUCCESS)

@@ -108,49 +108,70 @@ static int by_offset(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
+int agx_tp_reqs(agx_tp *t)
+{
+    if (t->req || !t->nreq)
+        return MPI_SUCCESS;
+    if (!(t->req = agx_tp_buf(sizeof *t->req * (size_t)t->n)))
+        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%d requests)", t->fn, t->n);
+    for (long long i = 0, k = 0, pos = 0; i < t->n; pos += t->len[i++])
+        if (t->len[i] > 0)
+            t->req[k++] = (agx_tp_req){.off = t->off[i], .len = t->len[i], .pos = pos};
+    return MPI_SUCCESS;
+}
+
 /* The requests: checked, the empty ones dropped, sorted by offset, no two overlapping.
- * A view's stream is in file order: then one pass copies, checks order and overlap and
- * finds the span, and no sort is paid for. */
+ * A view's stream is in file order: then one pass, in locals, checks order and overlap
+ * and finds the span, and neither a sort nor a copy is paid for (the pieces are cut from
+ * offsets and lengths as given; agx_tp_reqs makes the copy where a path wants it). */
 static int sort_requests(agx_tp *t)
 {
-    long long pos = 0, overlap = -1;
+    long long pos = 0, nreq = 0, lo = LLONG_MAX, end = -1, at = -1; /* end: the last request's; at: an overlap's */
     int sorted = 1;
     if (t->n < 0)
         return agx_error(MPI_ERR_COUNT, "%s: negative request count %d", t->fn, t->n);
     if (t->n > 0 && (!t->off || !t->len))
         return agx_error(MPI_ERR_ARG, "%s: offsets or lengths is NULL", t->fn);
-    if (t->n > 0 && !(t->req = agx_tp_buf(sizeof *t->req * (size_t)t->n)))
-        return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%d requests)", t->fn, t->n);
+    const MPI_Offset *offs = t->off;
+    const int *lens = t->len;
     for (int i = 0; i < t->n; i++) {
-        long long off = t->off[i], len = t->len[i];
+        long long off = offs[i], len = lens[i];
         if (len < 0 || off < 0 || off > LLONG_MAX - len)
             return agx_error(len < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, "%s: request %d (offset %lld, length %d) is "
-                             "invalid", t->fn, i, off, t->len[i]);
+                             "invalid", t->fn, i, off, lens[i]);
         if (len > 0) {
-            const agx_tp_req *q = t->nreq ? &t->req[t->nreq - 1] : NULL;
-            sorted = sorted && (!q || q->off <= off);
-            overlap = overlap < 0 && sorted && q && off < q->off + q->len ? t->nreq : overlap;
-            t->req[t->nreq++] = (agx_tp_req){.off = off, .len = len, .pos = pos};
+            sorted &= !nreq || lo <= off; /* lo: the previous request's offset until the end */
+            at = at < 0 && sorted && nreq && off < end ? off : at;
+            lo = off, end = off + len, nreq++;
         }
         pos += len;
     }
-    t->bytes = pos;
+    t->nreq = nreq, t->bytes = pos;
     if (pos > 0 && !t->buf)
         return agx_error(MPI_ERR_BUFFER, "%s: buf is NULL with %lld bytes to %s", t->fn, pos,
                          t->reading ? "read" : "write");
-    if (!sorted) { /* out of order: sorted, then checked for overlap */
+    long long overlap = -1;
+    int rc;
+    if (!sorted) { /* out of order: copied, sorted, then checked for overlap */
+        if ((rc = agx_tp_reqs(t)) != MPI_SUCCESS)
+            return rc;
         qsort(t->req, (size_t)t->nreq, sizeof *t->req, by_offset);
-        overlap = -1;
         for (long long i = 1; i < t->nreq && overlap < 0; i++)
             overlap = t->req[i].off < t->req[i - 1].off + t->req[i - 1].len ? i : -1;
+        at = overlap >= 0 ? t->req[overlap].off : -1;
+        lo = t->nreq ? t->req[0].off : LLONG_MAX; /* none overlapping: the last ends last */
+        end = t->nreq ? t->req[t->nreq - 1].off + t->req[t->nreq - 1].len : -1;
+    } else if (nreq) { /* the first non-empty request's offset */
+        int i = 0;
+        while (lens[i] == 0)
+            i++;
+        lo = offs[i];
     }
-    t->lo = t->nreq ? t->req[0].off : LLONG_MAX; /* in order, none overlapping: the last ends last */
-    t->hi = t->nreq ? t->req[t->nreq - 1].off + t->req[t->nreq - 1].len : -1;
-    if (overlap >= 0 && t->native_ok)
+    t->lo = lo, t->hi = end;
+    if (at >= 0 && t->native_ok)
         return t->overlap = 1, MPI_SUCCESS; /* the library decides (agx_tp_write) */
-    if (overlap >= 0)
-        return agx_error(MPI_ERR_ARG, "%s: rank %d's requests overlap at file offset %lld", t->fn, t->a.rank,
-                         t->req[overlap].off);
+    if (at >= 0)
+        return agx_error(MPI_ERR_ARG, "%s: rank %d's requests overlap at file offset %lld", t->fn, t->a.rank, at);
     return MPI_SUCCESS;
 }
 
