@@ -28,10 +28,8 @@ int agx_adapt_from_env(void)
 
 int agx_adapt_after_from_env(void)
 {
-    const char *s = getenv("AGX_ADAPT_AFTER");
-    char *end;
-    long n = s && *s ? strtol(s, &end, 10) : AGX_LEARN_AFTER;
-    return s && *s && (*end || n < 0 || n > 1000000) ? -1 : (int)n;
+    long long n = AGX_LEARN_AFTER;
+    return agx_env_int("AGX_ADAPT_AFTER", 0, 1000000, &n) < 0 ? -1 : (int)n; /* unset: the default */
 }
 
 /* The decisions kept for AGX_TUNING_OUT (this process's, written by world rank 0). */
