@@ -90,7 +90,7 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=$sk AGX_TEST_LEARN_AGREE=5 "${run[
 # 8. a candidate that a class found far slower than its winner (one rank's clock makes all
 #    but native 1000x slower) gets no look in a class up to 3 size classes away (8 B, then
 #    64 B: the default's choice and native only), and one farther away looks at every one
-ab=("$b/bin/agx-bench" allreduce -i 10 -x 96 -q)
+ab=("$b/bin/agx-bench" allreduce -i 10 -x 104 -q) # -x: 8 first calls, a window (88)
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${ab[@]}" -m 8:64 --factor 8 \
   > "$t/out" 2>&1 && grep -qE "^agx: allreduce learned on 3 ranks, 64-64 B: [a-z_]+ [0-9.]+ us, native [0-9.]+ us; runs native" \
   "$t/out" || bad "no look at candidates a near class found far slower"
@@ -102,7 +102,7 @@ AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:native "${run[@]}" -n 3 "${
 #    slower, so bruck wins; with ":flip" it makes bruck alone 1000x slower in the rematch,
 #    so native does where a rematch is run (AGX_TEST_LEARN_CLEAR: whatever the margin), and
 #    bruck keeps the class where it won by more than 2x (no rematch, the default)
-ag=("$b/bin/agx-bench" allgather -m 8 -i 10 -x 96 -q)
+ag=("$b/bin/agx-bench" allgather -m 8 -i 10 -x 104 -q)
 AGX_ADAPT=1 AGX_VERBOSE=1 AGX_TEST_LEARN_SKEW=1:1000:bruck AGX_TEST_LEARN_CLEAR=1e9 "${run[@]}" -n 3 "${ag[@]}" \
   > "$t/out" 2>&1 && grep -qE "^agx: allgather learned on 3 ranks, 24-24 B: .*; runs bruck" "$t/out" ||
   bad "bruck timed fastest twice"
