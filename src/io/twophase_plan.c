@@ -126,7 +126,8 @@ int agx_tp_reqs(agx_tp *t)
  * offsets and lengths as given; agx_tp_reqs makes the copy where a path wants it). */
 static int sort_requests(agx_tp *t)
 {
-    long long pos = 0, nreq = 0, lo = LLONG_MAX, end = -1, at = -1; /* end: the last request's; at: an overlap's */
+    long long pos = 0, nreq = 0, lo = LLONG_MAX, last = 0, end = -1, at = -1; /* last, end: the last request's
+                                                                             * offset and end; at: an overlap's */
     int sorted = 1;
     if (t->n < 0)
         return agx_error(MPI_ERR_COUNT, "%s: negative request count %d", t->fn, t->n);
@@ -140,9 +141,9 @@ static int sort_requests(agx_tp *t)
             return agx_error(len < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, "%s: request %d (offset %lld, length %d) is "
                              "invalid", t->fn, i, off, lens[i]);
         if (len > 0) {
-            sorted &= !nreq || lo <= off; /* lo: the previous request's offset until the end */
+            sorted &= !nreq || last <= off;
             at = at < 0 && sorted && nreq && off < end ? off : at;
-            lo = off, end = off + len, nreq++;
+            lo = nreq ? lo : off, last = off, end = off + len, nreq++;
         }
         pos += len;
     }
@@ -161,11 +162,6 @@ static int sort_requests(agx_tp *t)
         at = overlap >= 0 ? t->req[overlap].off : -1;
         lo = t->nreq ? t->req[0].off : LLONG_MAX; /* none overlapping: the last ends last */
         end = t->nreq ? t->req[t->nreq - 1].off + t->req[t->nreq - 1].len : -1;
-    } else if (nreq) { /* the first non-empty request's offset */
-        int i = 0;
-        while (lens[i] == 0)
-            i++;
-        lo = offs[i];
     }
     t->lo = lo, t->hi = end;
     if (at >= 0 && t->native_ok)
