@@ -16,14 +16,70 @@
  * result it expects itself: nothing but the calls under test runs between them. Wrong
  * bytes (gaps of the receive layout included) and error codes are counted; one reduction
  * at the end decides. The seed is printed; --seed S replays a run.
+ * --mpi (run through the drop-in: tools/agxrun --preload): the calls by MPI's names, as an
+ * unmodified program makes them, each the drop-in's own choice (AGX_ADAPT=1 unless the
+ * environment says otherwise: a class's first calls the library's, then its learning
+ * window, then its winner, ranks arriving at different times throughout); three random
+ * calls in four of a few shapes that repeat, so that their classes reach every phase; no
+ * sweep. --comms N: every N random calls on a new communicator (a duplicate of the world,
+ * its halves, or the world in reverse order), freed after them, so that each takes what
+ * the last congruent one kept (its private communicator and learned classes).
  */
 #include "callgen.h"
 
 typedef struct {
     MPI_Comm comm;
-    int rank, p, bad, errs;
+    int rank, p, bad, errs, mpi;
     slot_t s;
 } ctx_t;
+
+/* c by MPI's names (--mpi): the drop-in's when preloaded. */
+static int mpi_call(ctx_t *x, const call_t *c, const void *sb)
+{
+    MPI_Datatype t = ty(c->k);
+    slot_t *s = &x->s;
+    if (c->op == AGX_OP_ALLREDUCE)
+        return MPI_Allreduce(sb, s->rbuf, (int)c->count, t, mop(c->rop), x->comm);
+    if (c->op == AGX_OP_ALLGATHER)
+        return MPI_Allgather(sb, (int)c->count, t, s->rbuf, (int)c->count, t, x->comm);
+    if (c->op == AGX_OP_ALLGATHERV)
+        return MPI_Allgatherv(sb, s->rc[x->rank], t, s->rbuf, s->rc, s->rd, t, x->comm);
+    return MPI_Alltoallv(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd, t, x->comm);
+}
+
+/* A random call of --mpi: three in four of a few shapes that repeat (1, 1000 or 4096
+ * elements of int or long long; 256 per block for the data-moving operations), the
+ * default's choice always. */
+static call_t mpi_random(unsigned *shared, unsigned t)
+{
+    static const long long hot[] = {1, 1000, 4096};
+    call_t c = cg_random(shared, t, 1);
+    c.alg = -1;
+    if (mt_rand(shared) % 4) {
+        c.count = hot[mt_rand(shared) % 3];
+        c.count = c.op != AGX_OP_ALLREDUCE && c.count > 256 ? 256 : c.count;
+        c.k = mt_rand(shared) % 2 ? T_INT : T_LLONG;
+        c.rop = mt_rand(shared) % 2 ? O_SUM : O_MAX;
+    }
+    return c;
+}
+
+/* The next communicator of --comms: the world duplicated, split in halves (even and odd
+ * ranks) or reversed, drawn from the shared generator. */
+static void next_comm(ctx_t *x, unsigned *shared, const mt_run *run)
+{
+    if (x->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&x->comm);
+    unsigned how = mt_rand(shared) % 3;
+    if (how == 0)
+        MPI_Comm_dup(MPI_COMM_WORLD, &x->comm);
+    else
+        MPI_Comm_split(MPI_COMM_WORLD, how == 1 ? run->rank % 2 : 0, how == 1 ? run->rank : run->size - run->rank,
+                       &x->comm);
+    MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(x->comm, &x->rank);
+    MPI_Comm_size(x->comm, &x->p);
+}
 
 /* One call: inputs, the call, the check. */
 static void run_call(ctx_t *x, const call_t *c)
@@ -31,10 +87,13 @@ static void run_call(ctx_t *x, const call_t *c)
     int rc;
     MPI_Datatype t = ty(c->k);
     slot_t *s = &x->s;
-    agx_comm_set_algorithm(x->comm, (agx_op)c->op, cg_alg_name(c));
+    if (!x->mpi)
+        agx_comm_set_algorithm(x->comm, (agx_op)c->op, cg_alg_name(c));
     cg_prepare(s, c, x->rank, x->p);
     const void *sb = c->inplace ? MPI_IN_PLACE : s->sbuf;
-    if (c->op == AGX_OP_ALLREDUCE)
+    if (x->mpi)
+        rc = mpi_call(x, c, sb);
+    else if (c->op == AGX_OP_ALLREDUCE)
         rc = agx_allreduce(sb, s->rbuf, (int)c->count, t, mop(c->rop), x->comm);
     else if (c->op == AGX_OP_ALLGATHER)
         rc = agx_allgather(sb, (int)c->count, t, s->rbuf, (int)c->count, t, x->comm);
@@ -47,7 +106,9 @@ static void run_call(ctx_t *x, const call_t *c)
 
 int main(int argc, char **argv)
 {
-    int calls = 2000, delay = 300, pause = 100;
+    int calls = 2000, delay = 300, pause = 100, mpi = 0, comms = 0;
+    for (int i = 1; i < argc; i++)
+        mpi |= !strcmp(argv[i], "--mpi");
     for (int i = 1; i + 1 < argc; i++) {
         if (!strcmp(argv[i], "--calls"))
             calls = atoi(argv[i + 1]);
@@ -55,6 +116,8 @@ int main(int argc, char **argv)
             delay = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--pause"))
             pause = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--comms"))
+            comms = atoi(argv[i + 1]);
     }
     mt_run run;
     char spec[64];
@@ -62,13 +125,14 @@ int main(int argc, char **argv)
     if (pause > 0)
         setenv("AGX_TEST_PAUSE", spec, 0); /* read by agx at its first pause */
     mt_start(&argc, &argv, &run);
-    ctx_t x = {.rank = run.rank, .p = run.size};
+    ctx_t x = {.rank = run.rank, .p = run.size, .mpi = mpi};
     MPI_Comm_dup(MPI_COMM_WORLD, &x.comm);
     MPI_Comm_set_errhandler(x.comm, MPI_ERRORS_RETURN);
     cg_slot_init(&x.s, x.p);
     if (run.rank == 0)
-        printf("test_stress: %d ranks, seed %u, %d random calls, delays up to %d us, AGX_TEST_PAUSE=%s\n", x.p,
-               run.seed, calls, delay, getenv("AGX_TEST_PAUSE") ? getenv("AGX_TEST_PAUSE") : "(none)");
+        printf("test_stress: %d ranks, seed %u, %d random calls%s, delays up to %d us, AGX_TEST_PAUSE=%s\n", x.p,
+               run.seed, calls, mpi ? " by MPI's names, the default's" : "", delay,
+               getenv("AGX_TEST_PAUSE") ? getenv("AGX_TEST_PAUSE") : "(none)");
     unsigned shared = run.seed, mine = run.seed ^ (0x9E3779B9u * (unsigned)(run.rank + 1));
     double t0 = MPI_Wtime();
     /* the sweep: every algorithm of every operation, sizes growing and shrinking */
@@ -76,7 +140,7 @@ int main(int argc, char **argv)
     int nsizes = run.quick ? 6 : (int)(sizeof sizes / sizeof sizes[0]), swept = 0;
     unsigned t = 0;
     for (int o = 0; o < 4; o++)
-        for (int a = -1; a < agx_algorithm_count((agx_op)cg_ops[o], AGX_KIND_INTRA); a++)
+        for (int a = -1; a < (mpi ? -1 : agx_algorithm_count((agx_op)cg_ops[o], AGX_KIND_INTRA)); a++)
             for (int s = 0; s < nsizes; s++, swept++) {
                 call_t c = {.op = cg_ops[o], .alg = a, .k = s % 2 ? T_LLONG : T_INT, .rop = O_SUM, .t = t++,
                             .count = cg_ops[o] == AGX_OP_ALLREDUCE || sizes[s] <= CG_MAXGATHER ? sizes[s]
@@ -86,7 +150,9 @@ int main(int argc, char **argv)
             }
     /* the random calls */
     for (int i = 0; i < calls; i++) {
-        call_t c = cg_random(&shared, t++, 1);
+        if (comms > 0 && i % comms == 0)
+            next_comm(&x, &shared, &run);
+        call_t c = mpi ? mpi_random(&shared, t++) : cg_random(&shared, t++, 1);
         cg_nap(&mine, delay, 4);
         run_call(&x, &c);
         cg_nap(&mine, delay, 8);
