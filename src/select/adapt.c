@@ -9,7 +9,8 @@
  * reduction (exact or not, commutative, proven) or alltoallv's pattern class). Its window
  * (more than AGX_LEARN_FINAL candidates): a first look at each (one timed call), a
  * screening of those within AGX_LEARN_CUT of the fastest (each one's best time), and a
- * final of the AGX_LEARN_FINAL fastest (each one's median), each of rounds over its
+ * final of the AGX_LEARN_FINAL fastest (each one's median; after its first half, those
+ * AGX_LEARN_CUT times the fastest's have no more calls), each of rounds over its
  * candidates in turn, a turn two calls in a row, the second timed (adapt_window.c). Every
  * turn starts after a barrier, its timed call right after its first (the skew a loop of
  * the same candidate leaves), and each rank keeps its own times; at a phase's last call

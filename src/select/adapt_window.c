@@ -11,7 +11,9 @@
 #include <string.h>
 
 #define AGX_LEARN_MARGIN 0.03
-#define AGX_LEARN_CUT 1.5 /* a first look this many times the fastest's ends a candidate's window */
+#define AGX_LEARN_CUT 1.5 /* a first look, or the final's first half, this many times the fastest's
+                           * ends a candidate's window */
+#define AGX_LEARN_HALF (AGX_LEARN_ROUNDS / 2) /* the final's first half, rounds */
 #define AGX_LEARN_CLEAR 2.0 /* a winner this many times faster than native: no rematch */
 
 void agx_learn_phase(agx_learn *e, int phase, const signed char *order, int n)
@@ -25,7 +27,42 @@ void agx_learn_phase(agx_learn *e, int phase, const signed char *order, int n)
 
 int agx_learn_rounds(const agx_learn *e)
 {
-    return e->phase == PH_LOOK ? 1 : e->phase == PH_SCREEN ? AGX_LEARN_SCREEN - 1 : AGX_LEARN_ROUNDS; /* final, rematch */
+    return e->phase == PH_LOOK     ? 1
+         : e->phase == PH_SCREEN   ? AGX_LEARN_SCREEN - 1
+         : e->phase == PH_FINAL    ? AGX_LEARN_HALF
+         : e->phase == PH_FINAL2   ? AGX_LEARN_ROUNDS - AGX_LEARN_HALF
+                                   : AGX_LEARN_ROUNDS; /* rematch */
+}
+
+/* The number of the phase's first round: the final's second half goes on from its first
+ * (its figures are the medians of both halves' rounds). */
+static int round0(const agx_learn *e)
+{
+    return e->phase == PH_FINAL2 ? AGX_LEARN_HALF : 0;
+}
+
+/* After the final's first half (mean already agreed): the candidates within AGX_LEARN_CUT
+ * of the fastest go on to its second half, their times moved along with them; the count of
+ * them (1: that one is the winner's candidate, e->run[0]). */
+static int half_cut(agx_learn *e)
+{
+    double best = e->mean[e->run[0]];
+    for (int k = 1; k < e->nrun; k++)
+        best = e->mean[e->run[k]] < best ? e->mean[e->run[k]] : best;
+    signed char keep[AGX_LEARN_CANDS];
+    int n = 0;
+    for (int k = 0; k < e->nrun; k++) {
+        if (e->mean[e->run[k]] > AGX_LEARN_CUT * best)
+            continue; /* far slower over half the final: no more calls */
+        for (int r = 0; r < AGX_LEARN_HALF; r++) /* n <= k: moved down, never over a row still to move */
+            e->t[n][r] = e->t[k][r], e->ta[n * AGX_LEARN_ROUNDS + r] = e->ta[k * AGX_LEARN_ROUNDS + r];
+        keep[n++] = e->run[k];
+    }
+    if (n > 1)
+        agx_learn_phase(e, PH_FINAL2, keep, n);
+    else
+        e->run[0] = keep[0], e->nrun = 1;
+    return n;
 }
 
 static double median(double *v, int n)
@@ -92,7 +129,7 @@ static int decide(agx_args *a, agx_learn *e)
     for (int k = 0; k < e->nrun; k++) {
         double v[AGX_LEARN_ROUNDS];
         int n = 0;
-        for (int r = 0; r < agx_learn_rounds(e); r++) {
+        for (int r = 0; r < round0(e) + agx_learn_rounds(e); r++) {
             v[n++] = e->t[k][r];
             ta[nta++] = e->ta[k * AGX_LEARN_ROUNDS + r];
         }
@@ -130,6 +167,8 @@ static int decide(agx_args *a, agx_learn *e)
             return MPI_SUCCESS;
         }
         e->run[0] = order[0], e->nrun = 1; /* the one left wins */
+    } else if (e->phase == PH_FINAL && half_cut(e) > 1) {
+        return MPI_SUCCESS;
     }
     int best = e->run[0], lib = -1, has_default = 0;
     for (int k = 0; k < e->nrun; k++) {
@@ -169,7 +208,7 @@ int agx_learn_run(agx_args *a)
         e->total++, e->cold++;
         return rc;
     }
-    int turn = e->calls / AGX_LEARN_TURN, k = turn % e->nrun, round = turn / e->nrun;
+    int turn = e->calls / AGX_LEARN_TURN, k = turn % e->nrun, round = round0(e) + turn / e->nrun;
     int last = e->calls % AGX_LEARN_TURN == AGX_LEARN_TURN - 1, timed = e->cand[e->run[k]] == agx_alg_index(a);
     /* every turn starts together: its timed call holds the skew its first call, the same
      * candidate, left, as in a program's loop, not another candidate's nor a barrier's */
