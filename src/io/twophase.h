@@ -63,8 +63,11 @@ typedef struct {
     long long lo, hi;        /* my bytes' span, then the whole call's */
     agx_fd fd;
     int naggr, *aggr_rank, my_aggr; /* aggregator index -> rank; mine, or -1 */
-    agx_tp_piece *pc;        /* my pieces, by (round, aggregator, offset) */
-    long long npc, nrounds, pc_cap; /* pc_cap: pc's room (a kept buffer, twophase_bufs.c) */
+    agx_tp_piece *pc;        /* my pieces, by (round, aggregator, offset); where the records
+                              * are compact and the pieces in order, those of a run that lie
+                              * end to end in the buffer are one entry (twophase_pieces.c) */
+    long long npc, nrounds, pc_cap; /* pc's entries; pc_cap: its room (a kept buffer, twophase_bufs.c) */
+    long long meta_cap;      /* meta_s's room, in 16-byte records (a kept buffer) */
     long long sbytes_max;    /* the most bytes I send in one round */
     long long *runs, nruns, runs_cap; /* the first piece of each (round, aggregator) run */
     int contig;              /* pc in order, each run's pieces end to end in the buffer */

@@ -95,8 +95,8 @@ void agx_tp_free(agx_tp *t)
     free(t->rcur);
     free(t->snz);
     free(t->aggr_rank);
-    size_t ns = (size_t)(t->npc ? t->npc : 1), m = (size_t)(t->nmeta ? t->nmeta : 1);
-    agx_tp_buf_free(t->meta_s, ns * AGX_TP_META_BYTES);
+    size_t m = (size_t)(t->nmeta ? t->nmeta : 1);
+    agx_tp_buf_free(t->meta_s, (size_t)t->meta_cap * AGX_TP_META_BYTES);
     agx_tp_buf_free(t->meta_r, m * AGX_TP_META_BYTES);
     free(t->mstart);
     agx_tp_buf_free(t->merged, m * sizeof(long long));

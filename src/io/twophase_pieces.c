@@ -67,8 +67,9 @@ void agx_tp_meta_records(agx_tp *t)
     t->meta_compact = 0;
 }
 
-/* pc and meta_s (16 bytes a piece, whatever form it holds) with room for cap pieces. */
-static int grow(agx_tp *t, long long cap)
+/* pc and meta_s (16 bytes a piece, whatever form it holds) with room for cap pieces;
+ * t->npc entries of pc and nrec compact records of meta_s kept. */
+static int grow(agx_tp *t, long long cap, long long nrec)
 {
     agx_tp_piece *m = agx_tp_buf(sizeof *t->pc * (size_t)cap);
     long long *r = agx_tp_buf((size_t)cap * AGX_TP_META_BYTES);
@@ -77,10 +78,10 @@ static int grow(agx_tp *t, long long cap)
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld pieces)", t->fn, cap);
     }
     if (t->npc) /* a kept buffer cannot grow in place */
-        memcpy(m, t->pc, sizeof *t->pc * (size_t)t->npc), memcpy(r, t->meta_s, (size_t)t->npc * AGX_TP_META_BYTES);
+        memcpy(m, t->pc, sizeof *t->pc * (size_t)t->npc), memcpy(r, t->meta_s, (size_t)nrec * 2 * sizeof(uint32_t));
     agx_tp_buf_free(t->pc, sizeof *t->pc * (size_t)t->pc_cap);
-    agx_tp_buf_free(t->meta_s, (size_t)t->pc_cap * AGX_TP_META_BYTES);
-    t->pc = m, t->meta_s = r, t->pc_cap = cap;
+    agx_tp_buf_free(t->meta_s, (size_t)t->meta_cap * AGX_TP_META_BYTES);
+    t->pc = m, t->meta_s = r, t->pc_cap = t->meta_cap = cap;
     return MPI_SUCCESS;
 }
 
@@ -94,22 +95,30 @@ static int grow_runs(agx_tp *t)
     return MPI_SUCCESS;
 }
 
-int agx_tp_pieces(agx_tp *t)
+/* The pass over the requests (the file domains cut them into pieces); merge: a piece that
+ * lies end to end in the buffer with its run's last (same round and aggregator) joins its
+ * entry, while the records are compact (each piece's record is written here, so the
+ * entries serve only the data's moves); *again: entries were joined and then the records
+ * (not compact) or the order (not by round) needed every piece: cut again without. */
+static int cut(agx_tp *t, int merge, int *again, int *sorted_out)
 {
     long long round, clo = 1, chi = 0, cround = 0, sum = 0, prev = t->lo;
     int aggr, caggr = 0, rc; /* even layout: the (aggregator, round) chunk [clo, chi) of the last piece */
-    int compact = 1, sorted = 1, last = -1; /* records so far: compact and in send order (last: the
-                                             * aggregator of the last); pieces: by_round */
+    int compact = 1, sorted = 1, last = -1, joined = 0; /* records so far: compact and in send order
+                                                         * (last: the aggregator of the last); pieces: by_round */
     for (int k = 1; k < t->naggr; k++)
         compact &= t->aggr_rank[k - 1] < t->aggr_rank[k];
-    if ((rc = grow(t, t->nreq + 16)) != MPI_SUCCESS)
+    merge &= compact;
+    t->npc = 0;
+    if (t->pc_cap < t->nreq + 16 && (rc = grow(t, t->nreq + 16, 0)) != MPI_SUCCESS)
         return rc;
     /* the loop's state in locals (stores through t's arrays would make the compiler
      * reload t's fields), and the count of the current aggregator's pieces in a register
      * until the aggregator changes */
     agx_tp_piece *pc = t->pc;
     uint32_t *cm = (uint32_t *)t->meta_s;
-    long long npc = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0, lend = 0, nruns = 0;
+    long long npc = 0, nrec = 0, nrounds = t->nrounds, smax = t->sbytes_max, run = 0, lround = -1, loff = 0,
+              lend = 0, nruns = 0;
     int contig = 1; /* every (round, aggregator) run of pieces end to end in the buffer */
     int laggr = -1, raggr = -1;
     const agx_tp_req *rq = t->req; /* NULL: the requests as given, in order (agx_tp_check) */
@@ -127,25 +136,27 @@ int agx_tp_pieces(agx_tp *t)
                 l = (end < chi ? end : chi) - o, aggr = caggr, round = cround;
             else
                 l = agx_fd_piece(&t->fd, o, end, &ca, &cr, &cl), aggr = ca, round = cr; /* cl: its place, unused */
-            if (npc == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
+            if (nrec == INT_MAX / AGX_TP_META_BYTES) /* before a count can overflow */
                 return agx_error(MPI_ERR_COUNT, "%s: rank %d has more than %d request pieces", t->fn, t->a.rank,
                                  INT_MAX / AGX_TP_META_BYTES);
-            if (npc == t->pc_cap) {
+            if (nrec == t->pc_cap) { /* npc <= nrec */
                 t->npc = npc;
-                if ((rc = grow(t, 2 * t->pc_cap)) != MPI_SUCCESS)
+                if ((rc = grow(t, 2 * t->pc_cap, compact ? nrec : 0)) != MPI_SUCCESS)
                     return rc;
                 pc = t->pc, cm = (uint32_t *)t->meta_s;
             }
             /* after the previous piece in the order rounds pack them? right after it in the
              * buffer, where it has the same round and aggregator? */
             long long at = q.pos + (o - q.off);
+            int same = round == lround && aggr == laggr;
             sorted &= round > lround || (round == lround && (aggr > laggr || (aggr == laggr && o > loff)));
-            if (round != lround || aggr != laggr) {
+            if (!same) {
                 if (nruns == t->runs_cap && (rc = grow_runs(t)) != MPI_SUCCESS)
                     return rc;
                 t->runs[nruns++] = npc;
             } else
                 contig &= at == lend;
+            int join = merge && same && at == lend && pc[npc - 1].len <= INT_MAX - l;
             lend = at + l;
             sum = round == lround ? sum + l : l;
             smax = sum > smax ? sum : smax;
@@ -154,8 +165,12 @@ int agx_tp_pieces(agx_tp *t)
             if (compact && (o < prev || o - prev > UINT32_MAX || l > INT32_MAX))
                 compact = 0;
             if (compact)
-                cm[2 * npc] = (uint32_t)(o - prev), cm[2 * npc + 1] = (uint32_t)l, prev = o + l;
-            pc[npc++] = (agx_tp_piece){.off = o, .pos = at, .round = round, .len = (int)l, .aggr = aggr};
+                cm[2 * nrec] = (uint32_t)(o - prev), cm[2 * nrec + 1] = (uint32_t)l, prev = o + l;
+            nrec++;
+            if (join)
+                pc[npc - 1].len += (int)l, joined = 1;
+            else
+                pc[npc++] = (agx_tp_piece){.off = o, .pos = at, .round = round, .len = (int)l, .aggr = aggr};
             nrounds = round + 1 > nrounds ? round + 1 : nrounds;
             if (aggr != raggr) {
                 if (raggr >= 0)
@@ -170,11 +185,27 @@ int agx_tp_pieces(agx_tp *t)
     t->npc = npc, t->nrounds = nrounds, t->sbytes_max = smax;
     t->nruns = nruns, t->contig = contig && sorted; /* the runs hold only in this order */
     t->meta_compact = compact;
-    if (!compact) /* the general path: 16-byte records, compacted in twophase_meta.c if they fit */
+    t->st.pieces = nrec;
+    *again = joined && (!compact || !sorted);
+    *sorted_out = sorted;
+    return MPI_SUCCESS;
+}
+
+int agx_tp_pieces(agx_tp *t)
+{
+    int again, sorted, rc = cut(t, 1, &again, &sorted);
+    if (rc == MPI_SUCCESS && again) {
+        memset(t->cnt_s, 0, sizeof(int) * (size_t)t->a.p);
+        rc = cut(t, 0, &again, &sorted);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!t->meta_compact) /* the general path: 16-byte records, compacted in twophase_meta.c if they fit */
         agx_tp_meta_records(t);
     if (!sorted) { /* the rounds' bytes again, by round */
+        long long sum = 0;
         order_pieces(t);
-        t->sbytes_max = sum = 0;
+        t->sbytes_max = 0;
         for (long long i = 0; i < t->npc; i++) {
             sum = i > 0 && t->pc[i].round == t->pc[i - 1].round ? sum + t->pc[i].len : t->pc[i].len;
             t->sbytes_max = sum > t->sbytes_max ? sum : t->sbytes_max;
@@ -185,6 +216,5 @@ int agx_tp_pieces(agx_tp *t)
                          "cb_buffer_size or the aggregators)", t->fn, t->a.rank, t->sbytes_max);
     if (!(t->sbuf = agx_tp_buf((size_t)t->sbytes_max)))
         return agx_error(MPI_ERR_NO_MEM, "%s: out of memory (%lld bytes)", t->fn, t->sbytes_max);
-    t->st.pieces = t->npc;
     return MPI_SUCCESS;
 }
