@@ -20,8 +20,8 @@
  * unmodified program makes them, each the drop-in's own choice (AGX_ADAPT=1 unless the
  * environment says otherwise: a class's first calls the library's, then its learning
  * window, then its winner, ranks arriving at different times throughout); three random
- * calls in four of a few shapes that repeat, so that their classes reach every phase; no
- * sweep. --comms N: every N random calls on a new communicator (a duplicate of the world,
+ * calls in four of two shapes per operation that repeat, so that their classes reach
+ * every phase; no sweep. --comms N: every N random calls on a new communicator (a duplicate of the world,
  * its halves, or the world in reverse order), freed after them, so that each takes what
  * the last congruent one kept (its private communicator and learned classes).
  */
@@ -47,18 +47,15 @@ static int mpi_call(ctx_t *x, const call_t *c, const void *sb)
     return MPI_Alltoallv(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd, t, x->comm);
 }
 
-/* A random call of --mpi: three in four of a few shapes that repeat (1, 1000 or 4096
- * elements of int or long long; 256 per block for the data-moving operations), the
- * default's choice always. */
+/* A random call of --mpi: three in four of two shapes per operation that repeat (1 or
+ * 1000 ints; 256 per block for the data-moving operations), the default's choice always. */
 static call_t mpi_random(unsigned *shared, unsigned t)
 {
-    static const long long hot[] = {1, 1000, 4096};
     call_t c = cg_random(shared, t, 1);
     c.alg = -1;
     if (mt_rand(shared) % 4) {
-        c.count = hot[mt_rand(shared) % 3];
-        c.count = c.op != AGX_OP_ALLREDUCE && c.count > 256 ? 256 : c.count;
-        c.k = mt_rand(shared) % 2 ? T_INT : T_LLONG;
+        c.count = mt_rand(shared) % 2 ? 1 : c.op == AGX_OP_ALLREDUCE ? 1000 : 256;
+        c.k = T_INT;
         c.rop = mt_rand(shared) % 2 ? O_SUM : O_MAX;
     }
     return c;
