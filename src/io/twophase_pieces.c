@@ -95,6 +95,26 @@ static int grow_runs(agx_tp *t)
     return MPI_SUCCESS;
 }
 
+/* From request i (before lim) on, the requests as given that lie wholly in the last
+ * piece's chunk (ending by chi) and after the end of its aggregator's last record (*prev):
+ * their compact records written at cm, the run's entry grown from *el; the first request
+ * not taken. The common case of the pass below (E3SM's: 250 K requests of 8-24 B, a few
+ * hundred chunks), one test a request where the general loop made a dozen. */
+static long long run_on(const MPI_Offset *offs, const int *lens, long long i, long long lim, long long chi,
+                        long long *prev, long long *el, uint32_t *cm)
+{
+    long long p0 = *prev, e = *el;
+    for (; i < lim; i++, cm += 2) {
+        long long o = offs[i], l = lens[i];
+        if ((l <= 0) | (o < p0) | (o > chi - l) | (o - p0 > UINT32_MAX) | (e > INT_MAX - l))
+            break;
+        cm[0] = (uint32_t)(o - p0), cm[1] = (uint32_t)l;
+        p0 = o + l, e += l;
+    }
+    *prev = p0, *el = e;
+    return i;
+}
+
 /* The pass over the requests (the file domains cut them into pieces); merge: a piece that
  * lies end to end in the buffer with its run's last (same round and aggregator) joins its
  * entry, while the records are compact (each piece's record is written here, so the
@@ -125,6 +145,19 @@ static int cut(agx_tp *t, int merge, int *again, int *sorted_out)
     const MPI_Offset *offs = t->off;
     const int *lens = t->len;
     for (long long i = 0, n = rq ? t->nreq : t->n, qpos = 0; i < n; i++) {
+        if (!rq && merge && compact && npc && laggr == caggr && lround == cround && qpos == lend) {
+            long long room = (t->pc_cap < INT_MAX / AGX_TP_META_BYTES ? t->pc_cap : INT_MAX / AGX_TP_META_BYTES) - nrec;
+            long long el = pc[npc - 1].len, lim = i + room < n ? i + room : n;
+            long long j = run_on(offs, lens, i, lim, chi, &prev, &el, cm + 2 * nrec);
+            if (j > i) { /* the loop's state as the pieces one by one would have left it */
+                long long moved = el - pc[npc - 1].len;
+                pc[npc - 1].len = (int)el, joined = 1;
+                nrec += j - i, run += j - i, qpos += moved, lend += moved, sum += moved;
+                smax = sum > smax ? sum : smax, loff = offs[j - 1];
+                if ((i = j) == n)
+                    break;
+            }
+        }
         agx_tp_req q = rq ? rq[i] : (agx_tp_req){.off = offs[i], .len = lens[i], .pos = qpos};
         qpos += q.len;
         for (long long o = q.off, l, end = q.off + q.len; o < end; o += l) {
