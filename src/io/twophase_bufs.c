@@ -106,7 +106,7 @@ void agx_tp_free(agx_tp *t)
     agx_tp_buf_free(t->rbuf, (size_t)t->rbytes_max);
     agx_tp_buf_free(t->wbuf, (size_t)t->rbytes_max);
     free(t->vbuf);
-    agx_tp_buf_free(t->bits, (size_t)((t->fd.dsize + 63) / 64) * sizeof *t->bits);
+    agx_tp_buf_free(t->bits, (size_t)((t->fd.dsize + 63) / 64 + 1) * sizeof *t->bits);
     agx_tp_buf_free(t->rr, (size_t)t->nrounds * 4 * sizeof *t->rr);
     agx_tp_buf_free(t->rend, m * 2 * sizeof(long long));
     agx_a2a_pattern_free(&t->pt);

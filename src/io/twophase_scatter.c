@@ -24,20 +24,20 @@
 
 typedef unsigned long long word;
 
-/* Marks [a, b) of the bitmap; 1 when one of its bits was already set. A range of at most
- * 64 bits (E3SM's records: 64-192) spans one word or two, marked without a loop. */
+/* Marks [a, b) of the bitmap (one word more than its bits, zero); 1 when one of its bits
+ * was already set. A range of at most 64 bits (E3SM's records: 8-24) spans one word or
+ * two, marked without a loop or a branch: both words, the second's mask 0 where the
+ * range ends in the first (a branch there missed on a record in three or so). */
 static int mark(word *bits, long long a, long long b)
 {
     long long n = b - a, w = a >> 6;
     if (n <= 64) {
         int sh = (int)(a & 63);
         word full = n == 64 ? ~0ull : (1ull << n) - 1, lo = full << sh;
-        word hi = sh + n > 64 ? full >> (64 - sh) : 0; /* sh > 0 here */
-        int seen = (bits[w] & lo) != 0;
-        bits[w] |= lo;
-        if (hi)
-            seen |= (bits[w + 1] & hi) != 0, bits[w + 1] |= hi;
-        return seen;
+        word hi = (full >> 1) >> (63 - sh); /* full >> (64 - sh), 0 where sh = 0 */
+        word seen = (bits[w] & lo) | (bits[w + 1] & hi);
+        bits[w] |= lo, bits[w + 1] |= hi;
+        return seen != 0;
     }
     int seen = 0;
     while (a < b) {
@@ -56,7 +56,7 @@ int agx_tp_scatter_plan(agx_tp *t)
     long long nr = t->nrounds, dsize = t->fd.dsize, dlo = t->fd.lo + t->my_aggr * dsize;
     if (t->fd.style != AGX_FD_EVEN || (dsize + 7) / 8 > AGX_TP_BITS_MAX || nr < 1 || nr > (1 << 20))
         return MPI_SUCCESS; /* the merge */
-    size_t nb = (size_t)((dsize + 63) / 64) * sizeof(word), nrr = (size_t)nr * 4 * sizeof(long long);
+    size_t nb = (size_t)((dsize + 63) / 64 + 1) * sizeof(word), nrr = (size_t)nr * 4 * sizeof(long long);
     size_t ne = (size_t)(t->nmeta ? t->nmeta : 1) * 2 * sizeof(long long);
     word *bits = agx_tp_buf(nb);
     long long *rr = agx_tp_buf(nrr), *rend = agx_tp_buf(ne); /* per round: first, end, bytes, senders */
