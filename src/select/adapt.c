@@ -60,12 +60,21 @@ static unsigned key_of(const agx_args *a)
 }
 #define KEY_FAMILY(key) (((key) - 1u) / (64u * 8u)) /* a key's op * AGX_KIND_LAST + kind */
 
-/* The class's entry (made when absent), or NULL when out of memory. */
-static agx_learn *entry(agx_sel *sel, unsigned key)
+/* The class's entry, NULL when absent. */
+static agx_learn *find(const agx_sel *sel, unsigned key)
 {
     for (int i = 0; i < sel->nlearn; i++)
         if (sel->learn[i].key == key)
             return &sel->learn[i];
+    return NULL;
+}
+
+/* The class's entry (made when absent), or NULL when out of memory. */
+static agx_learn *entry(agx_sel *sel, unsigned key)
+{
+    agx_learn *found = find(sel, key);
+    if (found)
+        return found;
     if (sel->nlearn == sel->caplearn) {
         int cap = sel->caplearn ? 2 * sel->caplearn : 16;
         agx_learn *l = realloc(sel->learn, sizeof *l * (size_t)cap);
@@ -188,13 +197,7 @@ static int cold(const agx_args *a, const agx_learn *e)
 
 int agx_learn_cold(const agx_args *a)
 {
-    if (!agx_learn_on(a))
-        return 0;
-    unsigned key = key_of(a);
-    const agx_learn *e = NULL;
-    for (int i = 0; i < a->sel->nlearn && !e; i++)
-        e = a->sel->learn[i].key == key ? &a->sel->learn[i] : NULL;
-    return cold(a, e) >= 0;
+    return agx_learn_on(a) && cold(a, find(a->sel, key_of(a))) >= 0;
 }
 
 int agx_learn_pick(agx_args *a, int chosen)

@@ -21,9 +21,10 @@
  * environment says otherwise: a class's first calls the library's, then its learning
  * window, then its winner, ranks arriving at different times throughout); three random
  * calls in four of two shapes per operation that repeat, so that their classes reach
- * every phase; no sweep. --comms N: every N random calls on a new communicator (a duplicate of the world,
- * its halves, or the world in reverse order), freed after them, so that each takes what
- * the last congruent one kept (its private communicator and learned classes).
+ * every phase; no sweep. --comms N: every N random calls on a new communicator (a
+ * duplicate of the world, its halves, or the world in reverse order), freed after them, so
+ * that each takes what the last congruent one kept (its private communicator and learned
+ * classes).
  */
 #include "callgen.h"
 
@@ -33,19 +34,17 @@ typedef struct {
     slot_t s;
 } ctx_t;
 
-/* c by MPI's names (--mpi): the drop-in's when preloaded. */
-static int mpi_call(ctx_t *x, const call_t *c, const void *sb)
-{
-    MPI_Datatype t = ty(c->k);
-    slot_t *s = &x->s;
-    if (c->op == AGX_OP_ALLREDUCE)
-        return MPI_Allreduce(sb, s->rbuf, (int)c->count, t, mop(c->rop), x->comm);
-    if (c->op == AGX_OP_ALLGATHER)
-        return MPI_Allgather(sb, (int)c->count, t, s->rbuf, (int)c->count, t, x->comm);
-    if (c->op == AGX_OP_ALLGATHERV)
-        return MPI_Allgatherv(sb, s->rc[x->rank], t, s->rbuf, s->rc, s->rd, t, x->comm);
-    return MPI_Alltoallv(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd, t, x->comm);
-}
+/* The four entry points: agx's, or MPI's (--mpi: the drop-in's when preloaded); the
+ * signatures are the same. */
+typedef struct {
+    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
+    int (*allgatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *, MPI_Datatype, MPI_Comm);
+    int (*alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *, const int *,
+                     MPI_Datatype, MPI_Comm);
+} entries_t;
+static const entries_t agx_entries = {agx_allreduce, agx_allgather, agx_allgatherv, agx_alltoallv};
+static const entries_t mpi_entries = {MPI_Allreduce, MPI_Allgather, MPI_Allgatherv, MPI_Alltoallv};
 
 /* A random call of --mpi: three in four of two shapes per operation that repeat (1 or
  * 1000 ints; 256 per block for the data-moving operations), the default's choice always. */
@@ -84,20 +83,19 @@ static void run_call(ctx_t *x, const call_t *c)
     int rc;
     MPI_Datatype t = ty(c->k);
     slot_t *s = &x->s;
+    const entries_t *f = x->mpi ? &mpi_entries : &agx_entries;
     if (!x->mpi)
         agx_comm_set_algorithm(x->comm, (agx_op)c->op, cg_alg_name(c));
     cg_prepare(s, c, x->rank, x->p);
     const void *sb = c->inplace ? MPI_IN_PLACE : s->sbuf;
-    if (x->mpi)
-        rc = mpi_call(x, c, sb);
-    else if (c->op == AGX_OP_ALLREDUCE)
-        rc = agx_allreduce(sb, s->rbuf, (int)c->count, t, mop(c->rop), x->comm);
+    if (c->op == AGX_OP_ALLREDUCE)
+        rc = f->allreduce(sb, s->rbuf, (int)c->count, t, mop(c->rop), x->comm);
     else if (c->op == AGX_OP_ALLGATHER)
-        rc = agx_allgather(sb, (int)c->count, t, s->rbuf, (int)c->count, t, x->comm);
+        rc = f->allgather(sb, (int)c->count, t, s->rbuf, (int)c->count, t, x->comm);
     else if (c->op == AGX_OP_ALLGATHERV)
-        rc = agx_allgatherv(sb, s->rc[x->rank], t, s->rbuf, s->rc, s->rd, t, x->comm);
+        rc = f->allgatherv(sb, s->rc[x->rank], t, s->rbuf, s->rc, s->rd, t, x->comm);
     else
-        rc = agx_alltoallv(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd, t, x->comm);
+        rc = f->alltoallv(s->sbuf, s->sc, s->sd, t, s->rbuf, s->rc, s->rd, t, x->comm);
     cg_check(s, c, x->rank, rc, &x->bad, &x->errs);
 }
 
