@@ -86,7 +86,12 @@ int main(int argc, char **argv)
     rank = run.rank, size = run.size;
     untimed_first(getenv("AGX_ADAPT") ? getenv("AGX_ADAPT") : "0");
     const char *mode = getenv("AGX_ADAPT") ? getenv("AGX_ADAPT") : "0", *sk = getenv("AGX_TEST_LEARN_SKEW");
-    int slow_default = sk && strstr(sk, ":1000") && !strstr(sk, ":1000:"); /* that rank's default 1000x slower: it must lose */
+    int skew_rank;
+    double skew_by = 0;
+    char skew_name[32] = "";
+    if (sk && sscanf(sk, "%d:%lf:%31s", &skew_rank, &skew_by, skew_name) < 2)
+        skew_by = 0;
+    int slow_default = skew_by >= 1000 && !skew_name[0]; /* that rank's default 1000x slower or more: it must lose */
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     slot_t s;
