@@ -60,13 +60,16 @@ static hid_t xfer(void)
 static hid_t dataset(hid_t f, int reading, const char *name, hid_t type, int nd, const hsize_t *dims,
                      const hsize_t *chunk)
 {
-    if (reading)
-        return H5Dopen2(f, name, H5P_DEFAULT);
+    hid_t d;
+    if (reading) {
+        CK(d = H5Dopen2(f, name, H5P_DEFAULT));
+        return d;
+    }
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), sp = H5Screate_simple(nd, dims, NULL);
     CK(H5Pset_obj_track_times(dcpl, 0));
     if (chunk)
         CK(H5Pset_chunk(dcpl, nd, chunk));
-    hid_t d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    CK(d = H5Dcreate2(f, name, type, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT));
     H5Sclose(sp);
     H5Pclose(dcpl);
     return d;
@@ -130,12 +133,7 @@ static void grid(hid_t f, int reading)
                 size_t k = (size_t)((z * (ny + 2) + y) * (nx + 2) + x);
                 int v = (int)(z * 1000000 + (y0 + y - 1) * 1000 + (x0 + x - 1));
                 int halo = y == 0 || x == 0 || y == ny + 1 || x == nx + 1;
-                if (!reading)
-                    b[k] = halo ? -7 : v;
-                else if (!halo)
-                    b[k] = -1;
-                else
-                    b[k] = -7;
+                b[k] = halo ? -7 : reading ? -1 : v; /* the halo is neither written nor read */
             }
     move(d, reading, H5T_NATIVE_INT, ms, fs, b);
     for (hsize_t z = 0; reading && z < Z; z++)
