@@ -15,9 +15,13 @@
 #   checks and none fail, and agx must have taken allreduces.
 # (xdllt hangs and xdsep fails one residual check in most plain runs here, so neither
 # is in the list.)
-#   scalapack_check.sh SRCDIR BUILDDIR TESTDIR (the openmpi-tests folder)
+# - MUMPS's example drivers (mumps-test: Fortran programs, so their MPI calls reach agx
+#   through its Fortran entry points), real and complex, 3 and 4 ranks: the solution the
+#   same as plain's, digit for digit as users run it (floating-point reductions are the
+#   library's), within 1e-12 with AGX_ADAPT=0 (agx's own algorithms on every allreduce).
+#   scalapack_check.sh SRCDIR BUILDDIR TESTDIR (the openmpi-tests folder) [MUMPSDIR]
 set -uo pipefail
-src=$(realpath "$1") b=$(realpath "$2") tdir=$(realpath "$3")
+src=$(realpath "$1") b=$(realpath "$2") tdir=$(realpath "$3") mdir=${4:-}
 lib=$b/lib/libagx-preload.so
 run=("$src/tools/agxrun" --timeout 120 -n 4)
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -58,6 +62,28 @@ for x in xdlu xzqr xdinv xdls xdgblu; do
     else
       ok=$((ok + 1))
       echo "ok   $x ($env): $want passed, as plain ($(grep -o 'allreduce [0-9]* calls through agx' out | head -1))"
+    fi
+  done
+done
+solution() { grep -o "Solution is.*" out | sed 's/Solution is//' | tr -d '()' | tr ',' ' '; }
+for c in "dsimpletest input_simpletest_real 4" "zsimpletest input_simpletest_cmplx 3"; do
+  [ -n "$mdir" ] || break
+  set -- $c
+  src_in=$mdir/$2 n=$3
+  "$src/tools/agxrun" --timeout 120 -n "$n" sh -c "$mdir/$1 < $src_in" > out 2>&1
+  want=$(solution)
+  [ -n "$want" ] || { echo "FAIL: $1 plain: no solution"; tail -5 out; fail=1; continue; }
+  for env in AGX_ADAPT=1 AGX_ADAPT=0; do
+    env $env AGX_STATS=1 "$src/tools/agxrun" --timeout 120 -n "$n" --preload "$lib" sh -c "$mdir/$1 < $src_in" > out 2>&1
+    got=$(solution)
+    if [ -z "$got" ] || { [ "$env" = AGX_ADAPT=1 ] && [ "$got" != "$want" ]; }; then
+      echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
+    elif ! echo "$want" "$got" | awk '{k = NF / 2; bad = NF % 2; for (i = 1; i <= k; i++) { d = $i - $(i + k); bad = bad || d > 1e-12 || d < -1e-12 } } END {exit bad}'; then
+      echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
+    elif ! grep -q "^agx-preload: rank 0: allreduce [1-9][0-9]* calls through agx" out; then
+      echo "FAIL: $1 ($env): agx took no allreduce"; grep agx-preload out; fail=1
+    else
+      ok=$((ok + 1)); echo "ok   $1 ($env, $n ranks): the solution as plain's ($(grep -o 'allreduce [0-9]* calls through agx' out | head -1))"
     fi
   done
 done
