@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The drop-in under programs nobody here wrote, Debian's, built on Open MPI: ScaLAPACK's
+# test drivers and the BLACS tester (scalapack-mpi-test), MUMPS's examples (mumps-test)
+# and the HPC Challenge benchmark (hpcc), 3-4 ranks. BLACS reduces over its grids' row,
+# column and whole communicators (MPI_Comm_split per grid, freed at grid exit) with
+# predefined and its own user ops, on 4 B to a few KiB, thousands of times.
+# - The BLACS tester, its C driver and its Fortran one (xCbtest, xFbtest): every
+#   combine, broadcast and point-to-point test of the five precisions must pass, and
+#   the auxiliary tests too (the repeatable-sum test may say SKIPPED: the sums came out
+#   the same whatever order the ranks arrived in). Under the drop-in as users run it,
+#   with AGX_ADAPT=0 (agx's own algorithms on every call they can take) and with
+#   AGX_ADAPT=any and no first calls (every class's window at once). The tester ends in
+#   BLACS_ABORT by design, so its exit status is not read.
+# - Five ScaLAPACK drivers (LU, QR, inverse, least squares, banded LU): run plain, as
+#   users run it and with AGX_ADAPT=0; the same number of tests must pass the residual
+#   checks and none fail, and agx must have taken allreduces. (xdllt hangs and xdsep
+#   fails one residual check in most plain runs here, so neither is in the list.)
+# - MUMPS's example drivers (Fortran programs, so their MPI calls reach agx through its
+#   Fortran entry points), real and complex, 4 and 3 ranks: the solution the same as
+#   plain's, digit for digit as users run it (floating-point reductions are the
+#   library's), within 1e-12 with AGX_ADAPT=0 (agx's own algorithms on every allreduce).
+# - HPC Challenge (HPL, PTRANS, RandomAccess, FFT, DGEMM, STREAM, latency and bandwidth;
+#   its example input, 4 ranks; hundreds of allreduces), as users run it and with
+#   AGX_ADAPT=0: its own checks must pass (HPL's residual, RandomAccess's errors, FFT's
+#   error, its Success line) and agx must have taken allreduces.
+# A program that is not installed is said and skipped; tools/bootstrap installs them all.
+#   apps_check.sh SRCDIR BUILDDIR
+set -uo pipefail
+src=$(realpath "$1") b=$(realpath "$2")
+tdir=$(ls -d /usr/lib/*/scalapack/openmpi-tests 2>/dev/null | head -1) mdir=/usr/lib/mumps hpcc=/usr/bin/hpcc
+lib=$b/lib/libagx-preload.so
+run=("$src/tools/agxrun" --timeout 120 -n 4)
+t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
+cd "$t" || exit 1
+fail=0 ok=0 skipped=""
+if [ -n "$tdir" ]; then cp "$tdir"/*.dat "$tdir"/BLACS/*.dat . || exit 1; else skipped+=" ScaLAPACK"; fi
+[ -x "$mdir/dsimpletest" ] || { skipped+=" MUMPS"; mdir=""; }
+[ -x "$hpcc" ] || { skipped+=" HPCC"; hpcc=""; }
+[ -z "$skipped" ] || echo "not installed, skipped:$skipped"
+taken() { # what ran, the ok line's words: passed if agx took allreduces in it
+  if grep -q "^agx-preload: rank 0: allreduce [1-9][0-9]* calls through agx" out; then
+    ok=$((ok + 1)); echo "ok   $1: $2 ($(grep -o 'allreduce [0-9]* calls through agx' out | head -1))"
+  else
+    echo "FAIL: $1: agx took no allreduce"; grep agx-preload out; fail=1
+  fi
+}
+
+blacs() { # driver, environment
+  env $2 AGX_VERBOSE=1 "${run[@]}" --preload "$lib" "$tdir/BLACS/$1" > out 2>&1
+  local sums aux
+  sums=$(grep -c "TESTS: *[0-9]* TESTS; *[0-9]* PASSED, *[0-9]* SKIPPED, *0 FAILED" out)
+  aux=$(grep -c "^ PASSED  " out)
+  if [ "$sums" != 22 ] || grep -q "^ FAILED\|TESTS:.* [1-9][0-9]* FAILED" out || ! grep -q "DONE BLACS_GRIDEXIT" out ||
+     [ "$aux" -lt 5 ] || ! grep -q "^ \(PASSED  \|SKIPPED \)REPEATABLE SUM TEST" out; then
+    echo "FAIL: $1 ($2): $sums of 22 test groups without failures, $aux auxiliary tests passed"
+    grep "FAILED\|ERROR\|error" out | head -5; fail=1
+  elif ! grep -q "^agx: allreduce on a communicator of 4 ranks" out; then
+    echo "FAIL: $1 ($2): agx took no allreduce"; fail=1
+  elif [ "$2" = AGX_ADAPT=0 ] && ! grep -q "^agx: allreduce on a communicator of [2-4] ranks.*: \(dissemination\|recursive_doubling\|rabenseifner\) (default rule)" out; then
+    echo "FAIL: $1 ($2): none of agx's own algorithms ran"; grep "^agx: allreduce" out | head -3; fail=1
+  else
+    ok=$((ok + 1)); echo "ok   $1 ($2): 22 test groups and $aux auxiliary tests passed"
+  fi
+}
+if [ -n "$tdir" ]; then
+  blacs xCbtest AGX_ADAPT=1
+  blacs xFbtest AGX_ADAPT=0
+  blacs xCbtest "AGX_ADAPT=any AGX_ADAPT_AFTER=0"
+fi
+
+count() { grep -o "[0-9]* tests completed and $1" out | awk '{s += $1} END {print s + 0}'; }
+for x in ${tdir:+xdlu xzqr xdinv xdls xdgblu}; do
+  "${run[@]}" "$tdir/$x" > out 2>&1 || { echo "FAIL: $x plain: exit status $?"; fail=1; continue; }
+  want=$(count passed)
+  [ "$want" -gt 0 ] && [ "$(count failed)" = 0 ] || { echo "FAIL: $x plain: $want passed"; fail=1; continue; }
+  for env in AGX_ADAPT=1 AGX_ADAPT=0; do
+    env $env AGX_STATS=1 "${run[@]}" --preload "$lib" "$tdir/$x" > out 2>&1 ||
+      { echo "FAIL: $x ($env): exit status $?"; tail -5 out; fail=1; continue; }
+    if [ "$(count passed)" != "$want" ] || [ "$(count failed)" != 0 ]; then
+      echo "FAIL: $x ($env): $(count passed) passed, $(count failed) failed (plain: $want passed)"; fail=1
+    else
+      taken "$x ($env)" "$want passed, as plain"
+    fi
+  done
+done
+
+solution() { grep -o "Solution is.*" out | sed 's/Solution is//' | tr -d '()' | tr ',' ' '; }
+for c in ${mdir:+"dsimpletest input_simpletest_real 4" "zsimpletest input_simpletest_cmplx 3"}; do
+  set -- $c
+  prog=$mdir/$1 input=$mdir/$2 n=$3
+  "$src/tools/agxrun" --timeout 120 -n "$n" sh -c "$prog < $input" > out 2>&1
+  want=$(solution)
+  [ -n "$want" ] || { echo "FAIL: $1 plain: no solution"; tail -5 out; fail=1; continue; }
+  for env in AGX_ADAPT=1 AGX_ADAPT=0; do
+    env $env AGX_STATS=1 "$src/tools/agxrun" --timeout 120 -n "$n" --preload "$lib" sh -c "$prog < $input" > out 2>&1
+    got=$(solution)
+    if [ -z "$got" ] || { [ "$env" = AGX_ADAPT=1 ] && [ "$got" != "$want" ]; }; then
+      echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
+    elif ! echo "$want" "$got" | awk '{k = NF / 2; bad = NF % 2; for (i = 1; i <= k; i++) { d = $i - $(i + k); bad = bad || d > 1e-12 || d < -1e-12 } } END {exit bad}'; then
+      echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
+    else
+      taken "$1 ($env, $n ranks)" "the solution as plain's"
+    fi
+  done
+done
+
+for env in ${hpcc:+AGX_ADAPT=1 AGX_ADAPT=0}; do
+  cp /usr/share/doc/hpcc/examples/_hpccinf.txt hpccinf.txt || { echo "FAIL: hpcc: no example input"; fail=1; break; }
+  rm -f hpccoutf.txt
+  env $env AGX_STATS=1 "${run[@]}" --preload "$lib" "$hpcc" > out 2>&1 ||
+    { echo "FAIL: hpcc ($env): exit status $?"; tail -5 out; fail=1; continue; }
+  r=hpccoutf.txt err=$(sed -n 's/^MPIFFT_maxErr=//p' hpccoutf.txt)
+  if ! grep -q "^Success=1" $r || ! grep -q "\.\.\.\.\.\. PASSED" $r || grep -q "\.\.\.\.\.\. FAILED" $r ||
+     ! grep -q "^MPIRandomAccess_ErrorsFraction=0$" $r || ! awk -v e="$err" 'BEGIN {exit !(e != "" && e + 0 < 1e-10)}'; then
+    echo "FAIL: hpcc ($env): $(grep -E '^(Success|MPIRandomAccess_ErrorsFraction|MPIFFT_maxErr)=' $r | tr '\n' ' ')"
+    fail=1
+  else
+    taken "hpcc ($env)" "its checks passed"
+  fi
+done
+echo "apps_check: $ok ok, fail=$fail"
+exit $fail
