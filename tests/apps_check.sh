@@ -56,7 +56,7 @@ taken() { # what ran, the ok line's words: passed if agx took allreduces in it
 }
 
 blacs() { # driver, environment
-  env $2 AGX_VERBOSE=1 "$src/tools/agxrun" --timeout 300 -n 4 --preload "$lib" "$tdir/BLACS/$1" > out 2>&1
+  env $2 AGX_VERBOSE=1 "${run[@]}" --preload "$lib" "$tdir/BLACS/$1" > out 2>&1
   local sums aux begun
   begun=$(grep -c "TESTS: BEGIN" out)
   sums=$(grep -c "TESTS: *[0-9]* TESTS; *[0-9]* PASSED, *[0-9]* SKIPPED, *0 FAILED" out)
@@ -75,7 +75,7 @@ blacs() { # driver, environment
 }
 if [ -n "$tdir" ]; then
   blacs xCbtest AGX_ADAPT=1
-  blacs xFbtest "AGX_ADAPT=0"
+  blacs xFbtest AGX_ADAPT=0
 fi
 
 count() { grep -o "[0-9]* tests completed and $1" out | awk '{s += $1} END {print s + 0}'; }
@@ -97,19 +97,20 @@ done
 solution() { grep -o "Solution is.*" out | sed 's/Solution is//' | tr -d '()' | tr ',' ' '; }
 for c in ${mdir:+"dsimpletest input_simpletest_real 4" "zsimpletest input_simpletest_cmplx 3"}; do
   set -- $c
-  prog=$mdir/$1 input=$mdir/$2 n=$3
-  "$src/tools/agxrun" --timeout 120 -n "$n" sh -c "$prog < $input" > out 2>&1
+  prog=$mdir/$1 input=$mdir/$2
+  mrun=("$src/tools/agxrun" --timeout 300 -n "$3")
+  "${mrun[@]}" sh -c "$prog < $input" > out 2>&1
   want=$(solution)
   [ -n "$want" ] || { echo "FAIL: $1 plain: no solution"; tail -5 out; fail=1; continue; }
   for env in AGX_ADAPT=1 AGX_ADAPT=0; do
-    env $env AGX_STATS=1 "$src/tools/agxrun" --timeout 120 -n "$n" --preload "$lib" sh -c "$prog < $input" > out 2>&1
+    env $env AGX_STATS=1 "${mrun[@]}" --preload "$lib" sh -c "$prog < $input" > out 2>&1
     got=$(solution)
     if [ -z "$got" ] || { [ "$env" = AGX_ADAPT=1 ] && [ "$got" != "$want" ]; }; then
       echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
     elif ! echo "$want" "$got" | awk '{k = NF / 2; bad = NF % 2; for (i = 1; i <= k; i++) { d = $i - $(i + k); bad = bad || d > 1e-12 || d < -1e-12 } } END {exit bad}'; then
       echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
     else
-      taken "$1 ($env, $n ranks)" "the solution as plain's"
+      taken "$1 ($env, $3 ranks)" "the solution as plain's"
     fi
   done
 done
