@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The drop-in under programs nobody here wrote, Debian's, built on Open MPI: ScaLAPACK's
-# test drivers and the BLACS tester (scalapack-mpi-test), MUMPS's examples (mumps-test)
-# and the HPC Challenge benchmark (hpcc), 3-4 ranks. BLACS reduces over its grids' row,
-# column and whole communicators (MPI_Comm_split per grid, freed at grid exit) with
-# predefined and its own user ops, on 4 B to a few KiB, thousands of times.
+# test drivers and the BLACS tester (scalapack-mpi-test), MUMPS's examples (mumps-test),
+# the HPC Challenge benchmark (hpcc) and LAMMPS (lammps), 3-4 ranks. BLACS reduces over
+# its grids' row, column and whole communicators (MPI_Comm_split per grid, freed at grid
+# exit) with predefined and its own user ops, on 4 B to a few KiB, thousands of times.
 # - The BLACS tester, its C driver and its Fortran one (xCbtest, xFbtest), its combine
 #   tests (BLACS's reductions: MPI_Allreduce) in three precisions and its auxiliary
 #   tests (its point-to-point and broadcast tests, which agx does not take, are left
@@ -26,11 +26,15 @@
 #   its example input, 4 ranks; hundreds of allreduces), as users run it and with
 #   AGX_ADAPT=0: its own checks must pass (HPL's residual, RandomAccess's errors, FFT's
 #   error, its Success line) and agx must have taken allreduces.
+# - LAMMPS (a C++ program; Lennard-Jones melt, 16,384 atoms, 500 steps, 4 ranks; its
+#   thermodynamic sums are floating-point allreduces): its thermo rows the same as
+#   plain's, digit for digit as users run it, within 1e-6 with AGX_ADAPT=0.
 # A program that is not installed is said and skipped; tools/bootstrap installs them all.
 #   apps_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
 tdir=$(ls -d /usr/lib/*/scalapack/openmpi-tests 2>/dev/null | head -1) mdir=/usr/lib/mumps hpcc=/usr/bin/hpcc
+lmp=/usr/bin/lmp
 lib=$b/lib/libagx-preload.so
 run=("$src/tools/agxrun" --timeout 300 -n 4) # a launch took 74 s beside two busy processes
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -46,6 +50,7 @@ else
 fi
 [ -x "$mdir/dsimpletest" ] || { skipped+=" MUMPS"; mdir=""; }
 [ -x "$hpcc" ] || { skipped+=" HPCC"; hpcc=""; }
+[ -x "$lmp" ] || { skipped+=" LAMMPS"; lmp=""; }
 [ -z "$skipped" ] || echo "not installed, skipped:$skipped"
 taken() { # what ran, the ok line's words: passed if agx took allreduces in it
   if grep -q "^agx-preload: rank 0: allreduce [1-9][0-9]* calls through agx" out; then
@@ -127,6 +132,27 @@ for env in ${hpcc:+AGX_ADAPT=1 AGX_ADAPT=0}; do
     fail=1
   else
     taken "hpcc ($env)" "its checks passed"
+  fi
+done
+thermo() { awk '/^ *Step/ {on = 1; next} /^Loop time/ {on = 0} on && $1 ~ /^[0-9]+$/' "$1"; }
+if [ -n "$lmp" ]; then
+  printf "%s\n" "units lj" "atom_style atomic" "lattice fcc 0.8442" "region box block 0 16 0 16 0 16" \
+    "create_box 1 box" "create_atoms 1 box" "mass 1 1.0" "velocity all create 1.44 87287 loop geom" \
+    "pair_style lj/cut 2.5" "pair_coeff 1 1 1.0 1.0 2.5" "neighbor 0.3 bin" "neigh_modify delay 0 every 20 check no" \
+    "fix 1 all nve" "thermo 10" "run 500" > in.lj
+  "${run[@]}" "$lmp" -in in.lj -log plain.log > out 2>&1 && [ "$(thermo plain.log | wc -l)" = 51 ] ||
+    { echo "FAIL: lammps plain: exit status or thermo rows"; tail -5 out; fail=1; lmp=""; }
+fi
+for env in ${lmp:+AGX_ADAPT=1 AGX_ADAPT=0}; do
+  env $env AGX_STATS=1 "${run[@]}" --preload "$lib" "$lmp" -in in.lj -log agx.log > out 2>&1 ||
+    { echo "FAIL: lammps ($env): exit status $?"; tail -5 out; fail=1; continue; }
+  if [ "$env" = AGX_ADAPT=1 ] && [ "$(thermo agx.log)" != "$(thermo plain.log)" ]; then
+    echo "FAIL: lammps ($env): thermo rows differ from plain's"; diff <(thermo plain.log) <(thermo agx.log) | head -4; fail=1
+  elif ! paste <(thermo plain.log) <(thermo agx.log) | awk '{k = NF / 2; bad = bad || NF != 12; for (i = 1; i <= k; i++) {
+         d = $i - $(i + k); m = ($i < 0 ? -$i : $i) + 1e-300; bad = bad || d / m > 1e-6 || d / m < -1e-6 } } END {exit bad}'; then
+    echo "FAIL: lammps ($env): thermo rows beyond 1e-6 of plain's"; diff <(thermo plain.log) <(thermo agx.log) | head -4; fail=1
+  else
+    taken "lammps ($env)" "51 thermo rows as plain's"
   fi
 done
 echo "apps_check: $ok ok, fail=$fail"
