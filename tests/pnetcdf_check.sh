@@ -11,6 +11,7 @@
 # striped domains, and collective buffers small enough for several rounds; 1-8 ranks; and
 # no hints at all, as users run it (FLASH's writes: each rank its own; AGX_ADAPT timing
 # the library's write in each file's first writes).
+# Then PnetCDF's own ncmpidiff and ncmpidump read those files through the drop-in (below).
 # Debian's PnetCDF is built on Open MPI, so MPICH is not run here (test_fileview is).
 #   pnetcdf_check.sh SRCDIR BUILDDIR
 set -uo pipefail
@@ -54,9 +55,43 @@ for io in ompio romio321; do
         echo "FAIL: $what: the files differ"; cmp "$plain" "$t/agx.nc" | head -2; fail=1
       else
         ok=$((ok + 1)); echo "ok   $what: identical ($(grep -o 'kernels [a-z_]* / [a-z_]*' "$t/out" | head -1))"
+        [ "$io$w$k" = ompioe3smdefault ] && cp "$plain" "$t/e3sm_plain.nc" && cp "$t/agx.nc" "$t/e3sm_agx.nc"
       fi
     done
   done
 done
+# PnetCDF's own tools (pnetcdf-bin) reading through the drop-in: ncmpidiff (each rank
+# reads its part of every variable collectively) must find the E3SM files above the same,
+# and in a copy with one byte of its data changed the same difference as plain's
+# ncmpidiff, word for word; ncmpidump must print what plain's prints.
+if [ -x /usr/bin/ncmpidiff ] && [ -f "$t/e3sm_plain.nc" ]; then
+  cp "$t/e3sm_plain.nc" "$t/bad.nc"
+  at=$(( $(stat -c %s "$t/bad.nc") * 3 / 4 )) # in the data, past the header
+  printf '\x5a' | dd of="$t/bad.nc" bs=1 seek="$at" conv=notrunc status=none
+  cmp -s "$t/bad.nc" "$t/e3sm_plain.nc" && printf '\xa5' | dd of="$t/bad.nc" bs=1 seek="$at" conv=notrunc status=none
+  diffs() { grep "^DIFF\|differences\|are the same" "$t/out"; }
+  "${run[@]}" -n 3 /usr/bin/ncmpidiff "$t/e3sm_plain.nc" "$t/bad.nc" > "$t/out" 2>&1
+  want=$(diffs)
+  "${run[@]}" -n 1 /usr/bin/ncmpidump "$t/e3sm_plain.nc" > "$t/dump.plain" 2>&1
+  for env in AGX_ADAPT=1 AGX_ADAPT=0; do
+    env $env AGX_STATS=1 "${run[@]}" -n 3 --preload "$lib" /usr/bin/ncmpidiff "$t/e3sm_plain.nc" "$t/e3sm_agx.nc" \
+      > "$t/out" 2>&1
+    same=$? reads=$(grep -c "^agx-preload: rank 0: file_read_all [1-9][0-9]* calls through agx" "$t/out")
+    env $env "${run[@]}" -n 3 --preload "$lib" /usr/bin/ncmpidiff "$t/e3sm_plain.nc" "$t/bad.nc" > "$t/out" 2>&1
+    got=$(diffs)
+    env $env "${run[@]}" -n 1 --preload "$lib" /usr/bin/ncmpidump "$t/e3sm_plain.nc" > "$t/dump.agx" 2>&1
+    if [ $same != 0 ] || [ "$reads" != 1 ]; then
+      echo "FAIL: ncmpidiff ($env): the files differ, or agx took no read (exit status $same)"; fail=1
+    elif ! echo "$want" | grep -q "^DIFF" || [ "$got" != "$want" ]; then
+      echo "FAIL: ncmpidiff ($env): '$got' against plain's '$want'"; fail=1
+    elif ! cmp -s "$t/dump.plain" "$t/dump.agx"; then
+      echo "FAIL: ncmpidump ($env): not what plain's printed"; diff "$t/dump.plain" "$t/dump.agx" | head -4; fail=1
+    else
+      ok=$((ok + 1)); echo "ok   ncmpidiff, ncmpidump ($env): the same files, the same difference as plain's ($(echo "$want" | head -1 | cut -c1-60)...)"
+    fi
+  done
+else
+  echo "ncmpidiff not installed (pnetcdf-bin) or no E3SM file: PnetCDF's tools skipped"
+fi
 echo "pnetcdf_check: $ok identical, fail=$fail"
 exit $fail
