@@ -19,7 +19,7 @@ def rank_times(path):
         while j >= 0 and rows[j][0] == 'W':
             j -= 1
         if j >= 1 and rows[j][0] == 'a' and i - j - 1 >= 3:
-            a = max(k for k in range(j) if rows[k][0] == 'A') # agx's window reads MPI_Wtime inside
+            a = max(k for k in range(j) if rows[k][0] == 'A')
             ts = [k for k in range(i, len(rows)) if rows[k][0] == 'T'][:3]
             ws = [k for k in range(ts[2], len(rows)) if rows[k][0] == 'W']
             t = lambda k: float(rows[k][2])

@@ -1,8 +1,7 @@
 /*
  * A timing shim for bench/hpcc/fft_probe.sh (LD_PRELOAD before libagx-preload.so): every
  * rank writes its MPI_Wtime calls, MPI_Allreduce's entries and exits (the call passed on
- * to the next library loaded: agx's drop-in, or the MPI library; agx's window reads
- * MPI_Wtime inside it too) and MPI_Alltoall's
+ * to the next library loaded: agx's drop-in, or the MPI library) and MPI_Alltoall's
  * entries to FFT_TRACE_DIR/RANK.txt, with the host's clock (CLOCK_MONOTONIC, one for
  * every process of the host; Open MPI's MPI_Wtime counts from each process's start).
  */

@@ -288,9 +288,9 @@ static int alltoallv(agx_args *a, const char *fn, agx_request *req)
     /* where the communicator may settle, the on-line choice charges agx's kernels this
      * agreement, which the library's call, settled, skips (adapt.c) */
     int timed = !req && a->sel->adapt > 0 && !ctx->check_args && !ran_nonnative(st, a);
-    double t0 = timed ? MPI_Wtime() : 0;
+    double t0 = timed ? PMPI_Wtime() : 0;
     rc = agree(a, local, v, 2, fn, "has invalid arguments");
-    a->u.a2a.agree_s = timed ? MPI_Wtime() - t0 : 0;
+    a->u.a2a.agree_s = timed ? PMPI_Wtime() - t0 : 0;
     changed = v[0];
     if (rc == MPI_SUCCESS) {
         a->msg_bytes = v[1];

@@ -83,7 +83,7 @@ static int complete(int rc, agx_reqs *v, agx_mismatch *bad)
         if (idx == MPI_UNDEFINED)
             rc = err;
         else if (v->msg[idx].recv) {
-            agx_stats_arrival(MPI_Wtime());
+            agx_stats_arrival(PMPI_Wtime());
             rc = agx_arrived(err, &v->msg[idx], &st[0], bad);
         } else
             rc = err;

@@ -239,14 +239,14 @@ static int access_view(int rd, int at, MPI_File fh, MPI_Offset offset, void *buf
         agx_io_hints h = d->h;
         if (cand == AGX_FLEARN_NODE) /* the engine, with intra-node aggregation */
             cand = AGX_FLEARN_ENGINE, h.node_aggr = 1;
-        double t0 = MPI_Wtime();
+        double t0 = PMPI_Wtime();
         int first = !f->shadow_state;
         if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE && !agx_file_shadow(f, rd)) /* opened when first needed: */
             cand = AGX_FLEARN_VOTED, how = d->why; /* agreed there, as cand is; later calls: the library's */
         if (first && f->shadow_state) /* set up once: not the engine's time per call under AGX_ADAPT */
-            agx_flearn_skip(&d->learn, MPI_Wtime() - t0);
+            agx_flearn_skip(&d->learn, PMPI_Wtime() - t0);
         agx_tp_gate *gp = fold && !pass ? &g.g : NULL;
-        g.t_call = gp ? MPI_Wtime() : 0; /* a learning turn the engine's agreement starts: timed from here */
+        g.t_call = gp ? PMPI_Wtime() : 0; /* a learning turn the engine's agreement starts: timed from here */
         if (rc == MPI_SUCCESS && cand == AGX_FLEARN_ENGINE)
             rc = rd ? agx_tp_read(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp)
                     : agx_tp_write(f->shadow, f->pfd, f->comm, vote ? 0 : n, off, len, data, &h, vote, fn, &st, gp);

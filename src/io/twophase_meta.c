@@ -59,7 +59,7 @@ static void expand(agx_tp *t)
 int agx_tp_metadata(agx_tp *t, int local)
 {
     int p = t->a.p, rc;
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     if ((rc = PMPI_Alltoall(t->cnt_s, 1, MPI_INT, t->cnt_r, 1, MPI_INT, t->a.comm)) != MPI_SUCCESS)
         return rc;
     if (local == MPI_SUCCESS)
@@ -85,6 +85,6 @@ int agx_tp_metadata(agx_tp *t, int local)
     rc = agx_tp_exchange(t, t->alg_meta, t->meta_s, t->meta_r);
     if (rc == MPI_SUCCESS && !v[2])
         expand(t);
-    t->st.meta_time = MPI_Wtime() - t0;
+    t->st.meta_time = PMPI_Wtime() - t0;
     return rc;
 }

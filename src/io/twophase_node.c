@@ -257,7 +257,7 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
     leader L = {.k = k, .cnt = c->cnt, .heap = c->heap};
     long long mine[2] = {t->nreq, t->bytes};
     char *mydata = NULL, *packed = NULL;
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     /* 1. the counts; every buffer made and any failure agreed on the node before data move */
     if ((rc = PMPI_Gather(mine, 2, MPI_LONG_LONG, c->hdr, 2, MPI_LONG_LONG, 0, c->node)) != MPI_SUCCESS)
         goto out;
@@ -278,14 +278,14 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
         PMPI_Type_commit(&rec_t), PMPI_Type_commit(&pair_t);
         rc = PMPI_Gatherv(t->req, (int)t->nreq, rec_t, L.rec, L.cnt, L.dsp, pair_t, 0, c->node);
         PMPI_Type_free(&rec_t), PMPI_Type_free(&pair_t);
-        t->st.meta_time += MPI_Wtime() - t0;
-        double t1 = MPI_Wtime();
+        t->st.meta_time += PMPI_Wtime() - t0;
+        double t1 = PMPI_Wtime();
         if (rc == MPI_SUCCESS && !t->reading) {
             if (packed)
                 pack(t, packed, 1);
             rc = PMPI_Gatherv(mydata, (int)t->bytes, MPI_BYTE, L.g, L.bcnt, L.bdsp, MPI_BYTE, 0, c->node);
         }
-        t->st.data_time += MPI_Wtime() - t1;
+        t->st.data_time += PMPI_Wtime() - t1;
         if (rc != MPI_SUCCESS)
             goto out;
     }
@@ -309,7 +309,7 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
     }
     /* 4. the outcome (the wait for it is the rest: "other"); a read's bytes */
     rc = PMPI_Bcast(outcome, 3, MPI_INT, 0, c->node);
-    double t2 = MPI_Wtime();
+    double t2 = PMPI_Wtime();
     if (rc == MPI_SUCCESS && !outcome[1] && outcome[0] == MPI_SUCCESS && t->reading) {
         if (me == 0)
             leader_move(&L, 0);
@@ -317,7 +317,7 @@ int agx_tp_node(agx_tp *t, const agx_regions *R)
         if (rc == MPI_SUCCESS && packed)
             pack(t, packed, 0);
     }
-    t->st.data_time += MPI_Wtime() - t2;
+    t->st.data_time += PMPI_Wtime() - t2;
     if (rc == MPI_SUCCESS)
         rc = outcome[1] ? AGX_IO_NATIVE
              : outcome[0] == MPI_SUCCESS || me == 0

@@ -120,10 +120,10 @@ int agx_tp_read_round(agx_tp *t, long long r, long long *ps, long long *mc, int 
         agx_tp_scatter_read(t, r, rerr);
     else if (t->my_aggr >= 0)
         read_and_pack(t, r, mc, rerr);
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     if ((rc = agx_tp_exchange(t, t->alg_data, t->rbuf, direct ? t->out : t->sbuf)) != MPI_SUCCESS)
         return rc;
-    t->st.data_time += MPI_Wtime() - t0;
+    t->st.data_time += PMPI_Wtime() - t0;
     for (at = 0; !direct && *ps < t->npc && t->pc[*ps].round == r; (*ps)++) {
         agx_tp_copy(t->out + t->pc[*ps].pos, t->sbuf + at, t->pc[*ps].len);
         at += t->pc[*ps].len;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static double now(void) { return MPI_Wtime(); }
+static double now(void) { return PMPI_Wtime(); }
 
 static long long cores; /* online on this node (agreement A takes the fewest of any rank's) */
 static void count_cores(void) { cores = sysconf(_SC_NPROCESSORS_ONLN); }

@@ -148,7 +148,7 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
     int p = t->a.p, n = 0, rc = MPI_SUCCESS, read = 0;
     char *dst = t->my_aggr >= 0 ? agx_tp_stretch(t, r, werr, sieve, &read) : NULL;
     long long first = t->my_aggr >= 0 ? t->rr[4 * r] : 0;
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     for (int s = 0; t->my_aggr >= 0 && s < p && rc == MPI_SUCCESS; s++) {
         if (!t->rc[s] || (s == t->a.rank && dst)) /* my own: copied below */
             continue;
@@ -168,7 +168,7 @@ int agx_tp_typed_round(agx_tp *t, long long r, const char *from, int *werr,
     if (dst && rc == MPI_SUCCESS && t->rc[t->a.rank]) /* while the messages travel */
         agx_tp_place(t, t->a.rank, r, dst, (char *)from + t->sd[t->a.rank], AGX_TP_IN);
     int wrc = PMPI_Waitall(n, t->treq, (MPI_Status *)(t->treq + 2 * p)); /* the preload defines MPI_Waitall */
-    t->st.data_time += MPI_Wtime() - t0;
+    t->st.data_time += PMPI_Wtime() - t0;
     if (rc != MPI_SUCCESS || wrc != MPI_SUCCESS)
         return rc != MPI_SUCCESS ? rc : wrc;
     if (dst)

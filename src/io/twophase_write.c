@@ -39,7 +39,7 @@
 #include <string.h>
 #include <strings.h>
 
-static double now(void) { return MPI_Wtime(); }
+static double now(void) { return PMPI_Wtime(); }
 
 
 int agx_tp_pick(agx_tp *t, const char *hint, const char *hybrid, long long smax, int *alg)

@@ -254,7 +254,7 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c)
     agx_pat *s = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     const agx_blocks *b = &a->u.ag.blk;
     memset(c, 0, sizeof *c);
-    double t_arrive = MPI_Wtime();
+    double t_arrive = PMPI_Wtime();
     if (!s || !s->enabled)
         return MPI_SUCCESS;
     if (s->in_compute)

@@ -52,7 +52,7 @@ struct agx_pat {
     pthread_t thr;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    double offset;            /* common time = MPI_Wtime() + offset */
+    double offset;            /* common time = PMPI_Wtime() + offset */
     double env_tau;           /* AGX_PAT_TAU, 0: measure */
     int poll_us;              /* AGX_PAT_POLL_US: longest sleep between polls, 0: yield */
     char why[160];            /* why the session cannot serve an algorithm */
@@ -145,7 +145,7 @@ typedef struct {
     int temp;
     void *state;          /* the algorithm's epoch state */
     int bg_recvs;         /* receive ops of this rank the background executed */
-    double t_arrive;      /* MPI_Wtime() at call_begin */
+    double t_arrive;      /* PMPI_Wtime() at call_begin */
     double pre_sample;    /* set by the algorithm: see agx_pat_pre_sample */
 } agx_pat_call;
 
@@ -160,7 +160,7 @@ int agx_pat_call_begin(const agx_args *a, int wait, agx_pat_call *c);
  * the measured transfer time of one block (tau_sample <= 0: none). Returns rc or the
  * unpack error. */
 int agx_pat_call_end(const agx_args *a, agx_pat_call *c, double tau_sample, int rc);
-/* The pre-step sample of a call whose pre-steps ended at MPI_Wtime() t_pre_end, for a
+/* The pre-step sample of a call whose pre-steps ended at PMPI_Wtime() t_pre_end, for a
  * rank whose lead (predicted time before the last arrival) is at least half the epoch's
  * largest: tau x (time from arrival to the end of the pre-steps) / lead. A plan whose
  * pre-steps fit the lead measures tau itself; pre-steps slower than tau per step (the
@@ -175,6 +175,6 @@ double agx_pat_tau_of(double ring_min, double pre_max);
 /* Offset of this process's MPI_Wtime to rank 0's over s->mon (0 when the MPI says
  * MPI_WTIME_IS_GLOBAL): ping-pong, the minimum round trip of 8. */
 int agx_pat_clock_offset(agx_pat *s);
-static inline double agx_pat_now(const agx_pat *s) { return MPI_Wtime() + s->offset; }
+static inline double agx_pat_now(const agx_pat *s) { return PMPI_Wtime() + s->offset; }
 
 #endif

@@ -226,7 +226,7 @@ static int pick_agreed(agx_flearn *L, MPI_Comm comm, const char *name, const lon
     *how = *cand == AGX_FLEARN_LIBRARY ? "AGX_ADAPT: timed against agx's" : NULL;
     L->pend_cand = *cand, L->pend = -2 - (int)(c - L->c), L->turn = 1; /* running: done() makes it a sample */
     L->bytes = (double)v[1];
-    L->t0 = MPI_Wtime();
+    L->t0 = PMPI_Wtime();
     return MPI_SUCCESS;
 }
 
@@ -263,7 +263,7 @@ int agx_flearn_fold(const agx_flearn *L)
 int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, double t_call, int *go,
                     int *cand, const char **how)
 {
-    double g0 = MPI_Wtime();
+    double g0 = PMPI_Wtime();
     long long all[6] = {0, v[0], v[1], -1, 0, v[2]}; /* no vote (the engine's agreement had
                                                       * none), nothing timed (agx_flearn_fold) */
     *cand = AGX_FLEARN_ENGINE, *how = NULL;
@@ -273,7 +273,7 @@ int agx_flearn_gate(agx_flearn *L, MPI_Comm comm, const char *name, const long l
                               * less this look-up (the pick's reduction is not timed either) */
     *go = rc == MPI_SUCCESS && *cand == AGX_FLEARN_ENGINE;
     if (*go && turn)
-        L->t0 = t_call + (MPI_Wtime() - g0);
+        L->t0 = t_call + (PMPI_Wtime() - g0);
     int rank = 1, first = *go && !turn && !L->riding;
     L->riding |= first;
     if (first && agx_env_flag("AGX_VERBOSE") && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && !rank)
@@ -329,7 +329,7 @@ void agx_flearn_done(agx_flearn *L, int valid, int own, MPI_Comm comm, const cha
                  * is not, so the ranks' next turns stay alike) */
     if (valid) {
         double t = fixed(L->pend_cand);
-        L->dt = (t >= 0 ? t : MPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
+        L->dt = (t >= 0 ? t : PMPI_Wtime() - L->t0) * skew(L->pend_cand), L->pend = i;
     }
     if (!own || L->pend_cand == AGX_FLEARN_LIBRARY || c->decided) /* own: agreed, whatever valid says */
         return;

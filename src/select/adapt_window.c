@@ -202,9 +202,9 @@ int agx_learn_run(agx_args *a)
 {
     agx_learn *e = a->learn;
     if (e->state == AGX_LEARN_NEW) { /* one of the class's first calls (cold) */
-        double t0 = MPI_Wtime();
+        double t0 = PMPI_Wtime();
         int rc = a->alg->fn(a);
-        e->window_s += MPI_Wtime() - t0;
+        e->window_s += PMPI_Wtime() - t0;
         e->total++, e->cold++;
         return rc;
     }
@@ -217,9 +217,9 @@ int agx_learn_run(agx_args *a)
         e->state = AGX_LEARN_DONE, e->winner = 0;
         return rb;
     }
-    double t0 = MPI_Wtime();
+    double t0 = PMPI_Wtime();
     int rc = a->alg->fn(a);
-    double dt = MPI_Wtime() - t0;
+    double dt = PMPI_Wtime() - t0;
     if (last) {
         e->t[k][round] = timed ? dt * skew(a, e->cand[e->run[k]], e->run[k], e->phase) : 1e30;
         e->ta[k * AGX_LEARN_ROUNDS + round] = agreement(a);

@@ -126,7 +126,7 @@ int agx_allgather_intra_bdr(const agx_args *a)
     agx_exec x = {.comm = c.data, .tag = AGX_PAT_TAG_SEG0, .bufs = &seg, .nbufs = 1,
                   .node_of = a->ctx->reg ? a->ctx->reg->region_of : NULL, .me = a->rank};
     /* the pre-steps, then the ring part: the pre-steps' end gives the pre-step sample */
-    double t_begin = MPI_Wtime();
+    double t_begin = PMPI_Wtime();
     int split = 0;
     while (split < fg.n && fg.ops[split].round < sc->ring0)
         split++;
@@ -137,7 +137,7 @@ int agx_allgather_intra_bdr(const agx_args *a)
     if (rc == MPI_SUCCESS)
         rc = agx_sched_run(&x, &pre);
     if (rc == MPI_SUCCESS && sc->npre_xfers > 0)
-        c.pre_sample = agx_pat_pre_sample(&c, MPI_Wtime());
+        c.pre_sample = agx_pat_pre_sample(&c, PMPI_Wtime());
     if (rc == MPI_SUCCESS)
         rc = agx_sched_run(&x, &ring);
     int nsteps = 0;
@@ -146,7 +146,7 @@ int agx_allgather_intra_bdr(const agx_args *a)
     /* only from a schedule without pre-steps (the ring's): after pre-steps a late process
      * finds its blocks already there and measures almost nothing, and the plan then takes
      * omega / tau pre-steps, far too many (seen in SMPI at 48 nodes: tau 0.0 us) */
-    double tau = nsteps > 0 && c.blk > 0 && sc->npre_xfers == 0 ? (MPI_Wtime() - t_begin) / nsteps : 0;
+    double tau = nsteps > 0 && c.blk > 0 && sc->npre_xfers == 0 ? (PMPI_Wtime() - t_begin) / nsteps : 0;
     agx_sched_free(&fg);
     return agx_pat_call_end(a, &c, tau, rc);
 }
