@@ -4,7 +4,7 @@
 # (AGX_ALLREDUCE_ALGORITHM=native), REPS launches of each in turn, timed from outside by
 # fft_trace.c (docs/RESULTS.md, "HPCC's MPI FFT: rank 0's clock"): per launch HPCC's own
 # Gflop/s and fft_probe.py's figures, then the medians per mode.
-#   bench/hpcc/fft_probe.sh BUILD [REPS] [RANKS]
+#   bench/hpcc/fft_probe.sh BUILD [REPS] [RANKS]   (RANKS a power of two: every rank in the FFT)
 set -uo pipefail
 b=$(realpath "$1") reps=${2:-10} n=${3:-4}
 here=$(dirname "$(realpath "$0")") src=$(dirname "$(realpath "$0")")/../..
