@@ -3,8 +3,8 @@
 
 mpi4py's buffer calls on NumPy arrays (Allreduce, in place too, with predefined and a
 Python-defined operation, Allgather, Allgatherv of uneven blocks, Alltoallv of random
-counts, a strided vector type) and its pickled object calls (allreduce, allgather,
-alltoall), interleaved, sizes and operations drawn from a seed the ranks share, enough
+counts, a strided vector type, Iallreduce and Iallgatherv completed by one Waitall) and
+its pickled object calls (allreduce, allgather, alltoall), interleaved, sizes and operations drawn from a seed the ranks share, enough
 calls of each shape for agx's learning windows to run and decide. Every value is
 integral (floating-point ones too, small enough that any order of summation gives the
 same bits), so the results must not depend on the algorithm. Rank 0 prints the seed and
@@ -42,7 +42,7 @@ SIZES = [1, 2, 16, 100, 1000, 5000]
 stats = {}
 
 for i in range(calls):
-    kind = shared.integers(0, 8)
+    kind = shared.integers(0, 9)
     n = int(SIZES[shared.integers(0, len(SIZES))])
     stats[kind] = stats.get(kind, 0) + 1
     if kind == 0:  # integer allreduce, a predefined or the Python operation
@@ -89,6 +89,17 @@ for i in range(calls):
         keep(b)
         vec.Free()
         blocks.Free()
+    elif kind == 8:  # non-blocking, completed together
+        a = mine.integers(-1000, 1000, n, dtype='i8')
+        b = np.empty_like(a)
+        counts = shared.integers(0, n + 1, p)
+        g = mine.integers(0, 1 << 30, int(counts[rank]), dtype='i4')
+        h = np.empty(int(counts.sum()), dtype='i4')
+        reqs = [comm.Iallreduce(a, b, op=MPI.MAX),
+                comm.Iallgatherv(g, [h, counts, np.concatenate(([0], np.cumsum(counts)[:-1])), MPI.INT])]
+        MPI.Request.Waitall(reqs)
+        keep(b)
+        keep(h)
     else:  # pickled objects
         obj = {'rank': rank, 'v': [int(x) for x in mine.integers(0, 100, 3)]}
         keep(comm.allgather(obj))
