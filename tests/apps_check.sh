@@ -84,6 +84,14 @@ if [ -n "$tdir" ]; then
 fi
 
 count() { grep -o "[0-9]* tests completed and $1" out | awk '{s += $1} END {print s + 0}'; }
+# Lines of 2k numbers on stdin (NF fields each, when NF is not 0), the first k against
+# the last k: each within TOL, absolute or (REL 1) relative to the first's magnitude.
+#   within TOL REL NF
+within() {
+  awk -v tol="$1" -v rel="$2" -v nf="$3" '{k = NF / 2; bad = bad || NF % 2 || (nf && NF != nf)
+    for (i = 1; i <= k; i++) { d = $i - $(i + k); m = rel ? ($i < 0 ? -$i : $i) + 1e-300 : 1; bad = bad || d / m > tol || d / m < -tol } }
+    END {exit bad}'
+}
 for x in ${tdir:+xdlu xzqr xdinv xdls xdgblu}; do
   "${run[@]}" "$tdir/$x" > out 2>&1 || { echo "FAIL: $x plain: exit status $?"; fail=1; continue; }
   want=$(count passed)
@@ -112,7 +120,7 @@ for c in ${mdir:+"dsimpletest input_simpletest_real 4" "zsimpletest input_simple
     got=$(solution)
     if [ -z "$got" ] || { [ "$env" = AGX_ADAPT=1 ] && [ "$got" != "$want" ]; }; then
       echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
-    elif ! echo "$want" "$got" | awk '{k = NF / 2; bad = NF % 2; for (i = 1; i <= k; i++) { d = $i - $(i + k); bad = bad || d > 1e-12 || d < -1e-12 } } END {exit bad}'; then
+    elif ! echo "$want" "$got" | within 1e-12 0 0; then
       echo "FAIL: $1 ($env): '$got', plain '$want'"; fail=1
     else
       taken "$1 ($env, $3 ranks)" "the solution as plain's"
@@ -148,8 +156,7 @@ for env in ${lmp:+AGX_ADAPT=1 AGX_ADAPT=0}; do
     { echo "FAIL: lammps ($env): exit status $?"; tail -5 out; fail=1; continue; }
   if [ "$env" = AGX_ADAPT=1 ] && [ "$(thermo agx.log)" != "$(thermo plain.log)" ]; then
     echo "FAIL: lammps ($env): thermo rows differ from plain's"; diff <(thermo plain.log) <(thermo agx.log) | head -4; fail=1
-  elif ! paste <(thermo plain.log) <(thermo agx.log) | awk '{k = NF / 2; bad = bad || NF != 12; for (i = 1; i <= k; i++) {
-         d = $i - $(i + k); m = ($i < 0 ? -$i : $i) + 1e-300; bad = bad || d / m > 1e-6 || d / m < -1e-6 } } END {exit bad}'; then
+  elif ! paste <(thermo plain.log) <(thermo agx.log) | within 1e-6 1 12; then
     echo "FAIL: lammps ($env): thermo rows beyond 1e-6 of plain's"; diff <(thermo plain.log) <(thermo agx.log) | head -4; fail=1
   else
     taken "lammps ($env)" "51 thermo rows as plain's"

@@ -30,6 +30,10 @@ def keep(x):
     digest.update(np.ascontiguousarray(x).tobytes() if isinstance(x, np.ndarray) else repr(x).encode())
 
 
+def displs(counts):  # each block right after the one before
+    return np.concatenate(([0], np.cumsum(counts)[:-1]))
+
+
 def absmax(inbuf, outbuf, datatype):  # commutative: the larger magnitude, ties to the larger
     a = np.frombuffer(inbuf, dtype='i8')
     b = np.frombuffer(outbuf, dtype='i8')
@@ -69,15 +73,15 @@ for i in range(calls):
         counts = shared.integers(0, n + 1, p)
         a = mine.integers(0, 1 << 30, int(counts[rank]), dtype='i4')
         b = np.empty(int(counts.sum()), dtype='i4')
-        comm.Allgatherv(a, [b, counts, np.concatenate(([0], np.cumsum(counts)[:-1])), MPI.INT])
+        comm.Allgatherv(a, [b, counts, displs(counts), MPI.INT])
         keep(b)
     elif kind == 5:  # random counts per pair: each rank's row of the matrix drawn alike
         m = shared.integers(0, n + 1, (p, p))
         sc, rc = m[rank], m[:, rank]
         a = mine.integers(0, 1 << 30, int(sc.sum()), dtype='i4')
         b = np.empty(int(rc.sum()), dtype='i4')
-        sd = np.concatenate(([0], np.cumsum(sc)[:-1]))
-        rd = np.concatenate(([0], np.cumsum(rc)[:-1]))
+        sd = displs(sc)
+        rd = displs(rc)
         comm.Alltoallv([a, sc, sd, MPI.INT], [b, rc, rd, MPI.INT])
         keep(b)
     elif kind == 6:  # every other int of a row: a vector type
@@ -96,7 +100,7 @@ for i in range(calls):
         g = mine.integers(0, 1 << 30, int(counts[rank]), dtype='i4')
         h = np.empty(int(counts.sum()), dtype='i4')
         reqs = [comm.Iallreduce(a, b, op=MPI.MAX),
-                comm.Iallgatherv(g, [h, counts, np.concatenate(([0], np.cumsum(counts)[:-1])), MPI.INT])]
+                comm.Iallgatherv(g, [h, counts, displs(counts), MPI.INT])]
         MPI.Request.Waitall(reqs)
         keep(b)
         keep(h)
