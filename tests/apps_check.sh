@@ -29,12 +29,19 @@
 # - LAMMPS (a C++ program; Lennard-Jones melt, 16,384 atoms, 500 steps, 4 ranks; its
 #   thermodynamic sums are floating-point allreduces): its thermo rows the same as
 #   plain's, digit for digit as users run it, within 1e-6 with AGX_ADAPT=0.
+# - CP2K (Fortran, `use mpi`; two water molecules, DFT with plane waves, 3 MD steps, 4
+#   ranks; its 3D FFTs transpose by MPI_Alltoallv, ~800 MB a run): its energies the same
+#   as plain's, digit for digit as users run it and within 1e-10 with AGX_ADAPT=0, and agx
+#   must have taken alltoallvs as well as allreduces.
+# - NWChem (Fortran, over Global Arrays' MPI layer; a water molecule's SCF energy and
+#   gradient, 4 ranks): the energy and the gradient as plain's, digit for digit as users
+#   run it, within 2e-6 with AGX_ADAPT=0 (the gradient is printed to 1e-6).
 # A program that is not installed is said and skipped; tools/bootstrap installs them all.
 #   apps_check.sh SRCDIR BUILDDIR
 set -uo pipefail
 src=$(realpath "$1") b=$(realpath "$2")
 tdir=$(ls -d /usr/lib/*/scalapack/openmpi-tests 2>/dev/null | head -1) mdir=/usr/lib/mumps hpcc=/usr/bin/hpcc
-lmp=/usr/bin/lmp
+lmp=/usr/bin/lmp cp2k=/usr/bin/cp2k.psmp nwchem=/usr/bin/nwchem.openmpi
 lib=$b/lib/libagx-preload.so
 run=("$src/tools/agxrun" --timeout 300 -n 4) # a launch took 74 s beside two busy processes
 t=$(mktemp -d); trap 'rm -rf "$t"' EXIT
@@ -51,6 +58,8 @@ fi
 [ -x "$mdir/dsimpletest" ] || { skipped+=" MUMPS"; mdir=""; }
 [ -x "$hpcc" ] || { skipped+=" HPCC"; hpcc=""; }
 [ -x "$lmp" ] || { skipped+=" LAMMPS"; lmp=""; }
+[ -x "$cp2k" ] || { skipped+=" CP2K"; cp2k=""; }
+[ -x "$nwchem" ] || { skipped+=" NWChem"; nwchem=""; }
 [ -z "$skipped" ] || echo "not installed, skipped:$skipped"
 taken() { # what ran, the ok line's words: passed if agx took allreduces in it
   if grep -q "^agx-preload: rank 0: allreduce [1-9][0-9]* calls through agx" out; then
@@ -162,5 +171,49 @@ for env in ${lmp:+AGX_ADAPT=1 AGX_ADAPT=0}; do
     taken "lammps ($env)" "51 thermo rows as plain's"
   fi
 done
+# A program's numbers (lines of NAME's awk) against plain's: identical as users run it
+# (AGX_ADAPT=1), within TOL (REL 1: relative) with AGX_ADAPT=0; agx must have taken
+# allreduces (and, where ALSO names it, that operation too).
+#   numbers_as_plain NAME TOL REL ALSO prog args...
+numbers_as_plain() {
+  local name=$1 tol=$2 rel=$3 also=$4 app=${1%%_*}; shift 4
+  "${run[@]}" "$@" > plain.out 2>&1 && [ -n "$($name plain.out)" ] ||
+    { echo "FAIL: $app plain: exit status or no numbers"; tail -5 plain.out; fail=1; return; }
+  for env in AGX_ADAPT=1 AGX_ADAPT=0; do
+    env $env AGX_STATS=1 "${run[@]}" --preload "$lib" "$@" > out 2>&1 ||
+      { echo "FAIL: $app ($env): exit status $?"; tail -5 out; fail=1; continue; }
+    if { [ "$env" = AGX_ADAPT=1 ] && [ "$($name out)" != "$($name plain.out)" ]; } ||
+       [ "$($name out | wc -l)" != "$($name plain.out | wc -l)" ] ||
+       ! paste -d' ' <($name plain.out) <($name out) | within "$tol" "$rel" 0; then
+      echo "FAIL: $app ($env): its numbers differ from plain's"; diff <($name plain.out) <($name out) | head -4; fail=1
+    elif [ -n "$also" ] && ! grep -q "^agx-preload: rank 0: $also [1-9][0-9]* calls through agx" out; then
+      echo "FAIL: $app ($env): agx took no $also"; grep agx-preload out; fail=1
+    else
+      taken "$app ($env)" "$($name plain.out | wc -l) lines of numbers as plain's${also:+, $(grep -o "$also [0-9]* calls through agx" out)}"
+    fi
+  done
+}
+cp2k_energies() { grep "^ ENERGY| Total FORCE_EVAL" "$1" | awk '{print $NF}'; }
+if [ -n "$cp2k" ]; then
+  printf "%s\n" "&GLOBAL" "PROJECT h2o" "RUN_TYPE MD" "PRINT_LEVEL LOW" "&END GLOBAL" "&FORCE_EVAL" \
+    "METHOD Quickstep" "&DFT" "BASIS_SET_FILE_NAME /usr/share/cp2k/BASIS_MOLOPT" \
+    "POTENTIAL_FILE_NAME /usr/share/cp2k/GTH_POTENTIALS" "&MGRID" "CUTOFF 200" "REL_CUTOFF 30" "&END MGRID" \
+    "&QS" "EPS_DEFAULT 1.0E-10" "&END QS" "&SCF" "EPS_SCF 1.0E-6" "MAX_SCF 30" "SCF_GUESS ATOMIC" "&END SCF" \
+    "&XC" "&XC_FUNCTIONAL PBE" "&END XC_FUNCTIONAL" "&END XC" "&END DFT" "&SUBSYS" "&CELL" "ABC 8.0 8.0 8.0" \
+    "&END CELL" "&COORD" "O 0.000 0.000 0.000" "H 0.757 0.586 0.000" "H -0.757 0.586 0.000" \
+    "O 2.800 0.000 0.300" "H 3.557 0.586 0.300" "H 2.043 0.586 0.800" "&END COORD" \
+    "&KIND H" "BASIS_SET DZVP-MOLOPT-SR-GTH" "POTENTIAL GTH-PBE-q1" "&END KIND" \
+    "&KIND O" "BASIS_SET DZVP-MOLOPT-SR-GTH" "POTENTIAL GTH-PBE-q6" "&END KIND" "&END SUBSYS" "&END FORCE_EVAL" \
+    "&MOTION" "&MD" "STEPS 3" "TIMESTEP 0.5" "&END MD" "&END MOTION" > h2o.inp
+  OMP_NUM_THREADS=1 numbers_as_plain cp2k_energies 1e-10 1 alltoallv "$cp2k" -i h2o.inp
+fi
+nwchem_numbers() { # the SCF energies and the gradient's rows
+  sed -n 's/^ *Total SCF energy = *//p; /ENERGY GRADIENTS/,/^ *-----/{s/^ *[0-9][0-9]* [A-Z][a-z]* *//p}' "$1"
+}
+if [ -n "$nwchem" ]; then
+  printf "%s\n" "start h2o" "geometry units angstrom" "O 0.000 0.000 0.000" "H 0.757 0.586 0.000" \
+    "H -0.757 0.586 0.000" "end" "basis" "* library 6-31g*" "end" "scf" "thresh 1e-8" "end" "task scf gradient" > h2o.nw
+  numbers_as_plain nwchem_numbers 2e-6 0 "" "$nwchem" h2o.nw
+fi
 echo "apps_check: $ok ok, fail=$fail"
 exit $fail
