@@ -6,10 +6,13 @@
  * stands for either.
  *
  * A class: the largest rank's bytes in [2^(c-1), 2^c), and its mean piece (bytes over file
- * pieces) within a power of 4. Its turns: engine, library, library, engine (drift and a
- * first write's costs fall on both); where the file's ranks span more than one node with
- * more than one rank on some node and no hint set it, the engine with intra-node
- * aggregation is a third candidate: engine, library, node, node, library, engine. Once
+ * pieces) within a power of 4. Its turns: engine, engine, library, library (the library's
+ * first turn at the class's third call: a class of a call or two, as BTIO's files have,
+ * has no later call that a library found faster could serve, and BTIO's files took up to
+ * 1.5x as long with its turn; a run's later files of the class go on with the window);
+ * where the file's ranks span more than one node with more than one rank on some node and
+ * no hint set it, the engine with intra-node aggregation is a third candidate: engine,
+ * engine, library, node, node, library. Once
  * each has a sample, one that took at least 4 times the fastest's time on its one sample,
  * twice on two, is out (its turns skipped; a first write of the run may pay the run's
  * first-write costs, up to 3 times a later one's); the decision when each one left has 2
@@ -196,9 +199,9 @@ static agx_flearn_class *entry(agx_flearn *L, int cls, long long bytes, long lon
 static int pick_agreed(agx_flearn *L, MPI_Comm comm, const char *name, const long long *v, int *cand, const char **how)
 {
     static const signed char order[2][6] = {
-        {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY, AGX_FLEARN_ENGINE},
-        {AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_NODE, AGX_FLEARN_LIBRARY,
-         AGX_FLEARN_ENGINE}};
+        {AGX_FLEARN_ENGINE, AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_LIBRARY},
+        {AGX_FLEARN_ENGINE, AGX_FLEARN_ENGINE, AGX_FLEARN_LIBRARY, AGX_FLEARN_NODE, AGX_FLEARN_NODE,
+         AGX_FLEARN_LIBRARY}};
     int rc = MPI_SUCCESS;
     L->ncand = v[5] == -1 ? 3 : 2; /* offered where every rank offers it */
     record(L, v + 3, comm, name);
