@@ -107,6 +107,20 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
     return MPI_SUCCESS;
 }
 
+/* At a call's end on every rank of it: data scratch over AGX_SCRATCH_KEEP bytes is freed
+ * (sizes are alike everywhere, so every rank frees, and the next call that needs it grows
+ * it anew, agreed): a communicator keeps no more than that between calls, where one
+ * allreduce of GBs had left it twice the vector for the communicator's life. */
+#define AGX_SCRATCH_KEEP ((size_t)256 << 20)
+void agx_ctx_scratch_trim(agx_ctx *ctx)
+{
+    if (ctx->scratch_size[0] > AGX_SCRATCH_KEEP) { /* the same size on every rank: all trim */
+        free(ctx->scratch[0]);
+        ctx->scratch[0] = NULL;
+        ctx->scratch_size[0] = 0;
+    }
+}
+
 /* What the layers above drop at MPI_Finalize (agx_at_finalize), run after the contexts. */
 static void (*finals[16])(void);
 static int nfinals;

@@ -152,10 +152,11 @@ void agx_ctx_attach(agx_ctx *ctx, int slot, void *p, void (*free_fn)(void *p));
 void agx_at_finalize(void (*fn)(void));
 /* Scratch kept in ctx for the next calls: `data` bytes (large vectors; SimGrid may fold
  * it) and `meta` bytes (this rank's tables), grown when a call needs more. Growing is
- * agreed over comm (one allreduce), so a rank that cannot allocate fails the call on
- * every rank; the sizes, hence the decision to grow, depend only on the call's arguments,
- * which are the same on every rank. Collective when it grows. */
+ * agreed over comm (one allreduce), so a rank that cannot allocate fails the call on every
+ * rank; the sizes, hence the decision to grow, depend only on the call's arguments, which
+ * are the same on every rank. Collective when it grows. Trimmed at a call's end: */
 int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn);
+void agx_ctx_scratch_trim(agx_ctx *ctx); /* every rank; data scratch over 256 MiB freed */
 /* The token of an agx_allgatherv_shared result (agx_shared_handle.seg): the segment it
  * lies in, NULL once that segment was freed or overwrote it; agx_shared_release frees it. */
 typedef struct agx_hold {
@@ -218,8 +219,7 @@ int agx_cache_put(agx_ctx *ctx, const agx_cache_key *key, agx_sched *s, int *ord
                   const agx_sched **out);
 void agx_cache_free(agx_ctx *ctx);
 
-/* The schedule of a flat builder for (rank, p), from the communicator's cache or built
- * now. */
+/* The schedule of a flat builder for (rank, p), from the communicator's cache or new. */
 int agx_flat_sched_of(agx_ctx *ctx, int rank, int p, agx_build_fn build, int param, const agx_sched **out);
 
 /* ---- running schedules (src/core/engine.c) ---------------------------------------------

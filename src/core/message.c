@@ -219,10 +219,12 @@ void agx_reqs_free(agx_reqs *v)
  * its later messages. Returns err otherwise. */
 int agx_arrived(int err, const agx_msg *m, MPI_Status *st, agx_mismatch *bad)
 {
-    int cls = MPI_SUCCESS, got = 0;
+    int cls = MPI_SUCCESS;
+    MPI_Count got = 0; /* the bytes as a 64-bit count: MPI_Get_count's int is MPI_UNDEFINED
+                        * for a message over 2 GiB, which a right one can be */
     if (err != MPI_SUCCESS)
         MPI_Error_class(err, &cls);
-    if (cls == MPI_ERR_TRUNCATE || (cls == MPI_SUCCESS && (MPI_Get_count(st, MPI_BYTE, &got) != MPI_SUCCESS ||
+    if (cls == MPI_ERR_TRUNCATE || (cls == MPI_SUCCESS && (MPI_Get_elements_x(st, MPI_BYTE, &got) != MPI_SUCCESS ||
                                                            got == MPI_UNDEFINED || got != m->bytes))) {
         if (!bad->n++)
             bad->got = cls == MPI_ERR_TRUNCATE ? -1 : got, bad->want = m->bytes, bad->from = st->MPI_SOURCE;

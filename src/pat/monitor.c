@@ -17,6 +17,7 @@
  */
 #include "pat.h"
 
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,12 +122,14 @@ const char *agx_pat_violation(const agx_args *a, int *told)
     agx_pat *s = agx_ctx_slot(a->ctx, AGX_SLOT_PAT);
     if (!s)
         return "needs the PAT monitor: call agx_pat_init(comm) first";
+    const agx_blocks *b = &a->u.ag.blk;
+    if ((long long)b->ucount * b->type_size > INT_MAX) /* alike on every rank of a valid call */
+        return "a block over 2 GiB: the background half moves a block as one count of bytes";
     *told = 1; /* agx_pat_init said why the monitor does not run */
     if (s->threaded)
         return NULL;
     /* without the thread only an epoch planned by agx_pat_predict for this block size
      * (the same verdict on every rank of a valid call) */
-    const agx_blocks *b = &a->u.ag.blk;
     if (s->open && s->state && (long long)b->ucount * b->type_size == s->pred_blk)
         return NULL;
     return s->why;

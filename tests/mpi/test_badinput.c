@@ -6,8 +6,8 @@
  *  - random colour sequences on the split, with changes on one rank only, every result
  *    checked;
  *  - large counts: 2^30 and INT_MAX elements of a zero-size type per block through every
- *    algorithm (no memory needed), and, with --big, one real allgather of more than
- *    2 GiB on 2 ranks;
+ *    algorithm (no memory needed), and, with --big, real allgathers and allreduces of
+ *    more than 2 GiB on 2 ranks;
  *  - distinct error codes: each failing call's code keeps its own message.
  * --fatal CASE KIND runs one case under MPI_ERRORS_ARE_FATAL: the job must end with agx's
  * message (tests/CMakeLists.txt checks that, under a timeout).
@@ -296,19 +296,23 @@ static void test_large_counts(void)
     MPI_Type_free(&zero);
 }
 
-/* ---- one real allgather of more than 2 GiB (2 ranks, --big) -------------------------------- */
+/* ---- real results of more than 2 GiB (2 ranks, --big) ------------------------------------- */
+/* An allgather of 2.2 GB (blocks of 1.1e9 bytes: messages cut into pieces of at most 2^30
+ * elements; gather_bcast's broadcast one message of 2.2 GB, whose size MPI_Get_count
+ * cannot give) and an allreduce of 2.2 GB in place (one message of the whole vector). */
 static void test_big(void)
 {
     const int n = 1100 * 1000 * 1000; /* bytes per rank: the result is 2.2 GB */
-    const char *algs[] = {"ring", "bruck", "recursive_doubling", "loc_bruck"};
+    const char *algs[] = {"ring", "bruck", "recursive_doubling", "loc_bruck", "gather_bcast"};
     char *sb = malloc((size_t)n), *rb = malloc((size_t)n * (size_t)p);
     if (!sb || !rb) {
         CHECK(0, "--big: cannot allocate %.1f GB", (double)n * (p + 1) / 1e9);
+        free(sb), free(rb);
         return;
     }
     memset(sb, 'a' + rank, (size_t)n);
     sb[n - 1] = (char)('A' + rank);
-    for (int a = 0; a < 4; a++) {
+    for (int a = 0; a < 5; a++) {
         agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLGATHER, algs[a]);
         memset(rb, 0, (size_t)n * (size_t)p);
         double t = MPI_Wtime();
@@ -322,6 +326,23 @@ static void test_big(void)
         CHECK(ok, "%.1f GB allgather with %s: %s", (double)n * p / 1e9, algs[a], rc ? msg_of(rc) : "wrong data");
     }
     free(sb);
+    unsigned *x = (unsigned *)(void *)rb;
+    const int m = (int)((size_t)n * (size_t)p / sizeof *x);
+    const char *ralgs[] = {"recursive_doubling", "reduce_bcast"};
+    for (int a = 0; a < 2; a++) {
+        for (int i = 0; i < m; i++)
+            x[i] = (unsigned)i * 3u + (unsigned)rank;
+        agx_comm_set_algorithm(MPI_COMM_WORLD, AGX_OP_ALLREDUCE, ralgs[a]);
+        double t = MPI_Wtime();
+        int rc = agx_allreduce(MPI_IN_PLACE, x, m, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD);
+        long long bad = 0;
+        for (int i = 0; i < m && rc == MPI_SUCCESS; i++)
+            bad += x[i] != (unsigned)i * 3u * (unsigned)p + (unsigned)(p * (p - 1) / 2);
+        if (rank == 0)
+            printf("test_badinput: %.2f GB allreduce with %s: %.1f s\n", (double)m * 4 / 1e9, ralgs[a], MPI_Wtime() - t);
+        CHECK(rc == MPI_SUCCESS && !bad, "%.1f GB allreduce with %s: %s (%lld wrong)", (double)m * 4 / 1e9, ralgs[a],
+              rc ? msg_of(rc) : "wrong sums", bad);
+    }
     free(rb);
 }
 

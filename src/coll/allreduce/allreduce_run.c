@@ -51,7 +51,7 @@ static size_t span(MPI_Aint textent, MPI_Aint extent, long long k)
     return k ? ((size_t)(textent + (MPI_Aint)(k - 1) * extent) + 63) & ~(size_t)63 : 0;
 }
 
-int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win)
+static int ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win)
 {
     const agx_ar_args *g = &a->u.ar;
     int rc = MPI_SUCCESS, packed = g->predef && !agx_type_is_named(g->type);
@@ -127,6 +127,15 @@ int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int wi
     rc = agx_sched_run(&x, s);
     if (rc == MPI_SUCCESS && packed)
         rc = agx_localcopy(acc, n, t, g->recvbuf, g->count, g->type);
+    return rc;
+}
+
+/* Every return of ar_exec, on every rank: the communicator's scratch trimmed alike. */
+int agx_ar_exec(const agx_args *a, const agx_sched *s, int nb, int nbufs, int win)
+{
+    int rc = ar_exec(a, s, nb, nbufs, win);
+    if (!a->plan)
+        agx_ctx_scratch_trim(a->ctx);
     return rc;
 }
 

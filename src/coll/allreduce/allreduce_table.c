@@ -33,6 +33,20 @@ static const char *exact(const agx_args *a, int *told)
            "on the order (a predefined op on integer types) to give every rank the same bits";
 }
 
+/* dissemination_radix: a short-vector algorithm whose scratch is (2 + max(2k, L)) times
+ * the vector: over 1 MiB it is not run (its fallback is), so that the on-line choice's
+ * first look does not allocate GBs (32 MiB on 4 ranks: 320 MiB of scratch per rank, 9.4x
+ * the winner's time; 2.4 GB on 3 ranks: the kernel killed a rank, docs/RESULTS.md
+ * "Results over 2 GiB"). The vector's bytes are alike on every rank. */
+#define RADIX_MAX_BYTES (1LL << 20)
+static const char *radix_check(const agx_args *a, int *told)
+{
+    const char *why = exact(a, told);
+    if (why || a->msg_bytes <= RADIX_MAX_BYTES)
+        return why;
+    return "a short-vector algorithm: over 1 MiB its scratch would be (2 + 2k) times the vector";
+}
+
 /* dissemination_node's and dissemination_shm's lane size (one environment variable) */
 #define LANE_BYTES                                                                                             \
     {"lane_bytes", "AGX_AR_LANE_BYTES", "bytes per lane before the vector is split over a node's ranks", 4096, 1, \
@@ -58,7 +72,7 @@ static const agx_alg intra[] = {
     {.name = "dissemination_radix", .fn = agx_allreduce_intra_dissemination_radix, .ops = AR,
      .desc = "dissemination among nodes in radix k = ranks per node, partial windows in base k; short vectors",
      .cost = "about log_k(nodes) non-local rounds, each + one node-local round",
-     .cite = "agx, extending SharedNotify Sec. III", .check = exact, .fallback = "recursive_doubling",
+     .cite = "agx, extending SharedNotify Sec. III", .check = radix_check, .fallback = "recursive_doubling",
      .same_on_two = "dissemination"},
     {.name = "recursive_doubling", .fn = agx_allreduce_intra_recursive_doubling, .ops = AR, .plans = 1,
      .desc = "whole-vector exchanges at distances 1, 2, 4, ..; fold for any p",
