@@ -9,6 +9,7 @@
  */
 #include "message.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,14 +218,26 @@ void agx_reqs_free(agx_reqs *v)
  * disagree on the call's arguments (count, datatype, op; an erroneous program). Noted in
  * *bad, not raised at once: this rank finishes the schedule, so that no peer waits for
  * its later messages. Returns err otherwise. */
+/* The bytes a receive brought: MPI_Get_count's int says MPI_UNDEFINED for a message over
+ * 2 GiB, which a right one can be, so those are read as a 64-bit count (SimGrid 3.32 has
+ * no MPI_Get_elements_x; its messages stay under 2 GiB). */
+static int bytes_of(MPI_Status *st, long long expect, MPI_Count *got)
+{
+    int n = 0, rc;
+    if (expect > INT_MAX)
+        return MPI_Get_elements_x(st, MPI_BYTE, got);
+    rc = MPI_Get_count(st, MPI_BYTE, &n);
+    *got = n;
+    return rc;
+}
+
 int agx_arrived(int err, const agx_msg *m, MPI_Status *st, agx_mismatch *bad)
 {
     int cls = MPI_SUCCESS;
-    MPI_Count got = 0; /* the bytes as a 64-bit count: MPI_Get_count's int is MPI_UNDEFINED
-                        * for a message over 2 GiB, which a right one can be */
+    MPI_Count got = 0;
     if (err != MPI_SUCCESS)
         MPI_Error_class(err, &cls);
-    if (cls == MPI_ERR_TRUNCATE || (cls == MPI_SUCCESS && (MPI_Get_elements_x(st, MPI_BYTE, &got) != MPI_SUCCESS ||
+    if (cls == MPI_ERR_TRUNCATE || (cls == MPI_SUCCESS && (bytes_of(st, m->bytes, &got) != MPI_SUCCESS ||
                                                            got == MPI_UNDEFINED || got != m->bytes))) {
         if (!bad->n++)
             bad->got = cls == MPI_ERR_TRUNCATE ? -1 : got, bad->want = m->bytes, bad->from = st->MPI_SOURCE;
