@@ -107,14 +107,15 @@ int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void 
     return MPI_SUCCESS;
 }
 
-/* At a call's end on every rank of it: data scratch over AGX_SCRATCH_KEEP bytes is freed
- * (sizes are alike everywhere, so every rank frees, and the next call that needs it grows
- * it anew, agreed): a communicator keeps no more than that between calls, where one
- * allreduce of GBs had left it twice the vector for the communicator's life. */
+/* At a call's end on every rank of it, `used` the data scratch it needed (alike
+ * everywhere): over AGX_SCRATCH_KEEP bytes, scratch that this call did not need is freed
+ * (sizes are alike everywhere, so every rank frees, and a later call that needs it grows
+ * it anew, agreed): one allreduce of GBs had left twice the vector allocated for the
+ * communicator's life; repeated large calls keep theirs. */
 #define AGX_SCRATCH_KEEP ((size_t)256 << 20)
-void agx_ctx_scratch_trim(agx_ctx *ctx)
+void agx_ctx_scratch_trim(agx_ctx *ctx, size_t used)
 {
-    if (ctx->scratch_size[0] > AGX_SCRATCH_KEEP) { /* the same size on every rank: all trim */
+    if (ctx->scratch_size[0] > AGX_SCRATCH_KEEP && used <= AGX_SCRATCH_KEEP) { /* alike on every rank */
         free(ctx->scratch[0]);
         ctx->scratch[0] = NULL;
         ctx->scratch_size[0] = 0;

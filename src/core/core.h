@@ -156,7 +156,7 @@ void agx_at_finalize(void (*fn)(void));
  * rank; the sizes, hence the decision to grow, depend only on the call's arguments, which
  * are the same on every rank. Collective when it grows. Trimmed at a call's end: */
 int agx_ctx_scratch(agx_ctx *ctx, MPI_Comm comm, size_t data, size_t meta, void **dp, void **mp, const char *fn);
-void agx_ctx_scratch_trim(agx_ctx *ctx); /* every rank; data scratch over 256 MiB freed */
+void agx_ctx_scratch_trim(agx_ctx *ctx, size_t used); /* every rank: over 256 MiB, unused */
 /* The token of an agx_allgatherv_shared result (agx_shared_handle.seg): the segment it
  * lies in, NULL once that segment was freed or overwrote it; agx_shared_release frees it. */
 typedef struct agx_hold {
