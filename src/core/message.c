@@ -213,11 +213,6 @@ void agx_reqs_free(agx_reqs *v)
     *v = (agx_reqs){0};
 }
 
-/* Whether a receive (its completion code err) arrived with the size its schedule
- * expects: a shorter message, or a longer one (MPI_ERR_TRUNCATE), means the ranks
- * disagree on the call's arguments (count, datatype, op; an erroneous program). Noted in
- * *bad, not raised at once: this rank finishes the schedule, so that no peer waits for
- * its later messages. Returns err otherwise. */
 /* The bytes a receive brought: MPI_Get_count's int says MPI_UNDEFINED for a message over
  * 2 GiB, which a right one can be, so those are read as a 64-bit count (SimGrid 3.32 has
  * no MPI_Get_elements_x; its messages stay under 2 GiB). */
@@ -231,6 +226,11 @@ static int bytes_of(MPI_Status *st, long long expect, MPI_Count *got)
     return rc;
 }
 
+/* Whether a receive (its completion code err) arrived with the size its schedule
+ * expects: a shorter message, or a longer one (MPI_ERR_TRUNCATE), means the ranks
+ * disagree on the call's arguments (count, datatype, op; an erroneous program). Noted in
+ * *bad, not raised at once: this rank finishes the schedule, so that no peer waits for
+ * its later messages. Returns err otherwise. */
 int agx_arrived(int err, const agx_msg *m, MPI_Status *st, agx_mismatch *bad)
 {
     int cls = MPI_SUCCESS;

@@ -45,9 +45,10 @@
                                * second in the PnetCDF programs' classes, docs/RESULTS.md): at
                                * least this many times the fastest */
 #define RATIO_EARLY_FIRST 4.0 /* agx's engine out on one sample (alone, or with node aggregation,
-                               * whose first write makes its node's set-up): the engine's turn is
-                               * the class's first and may carry the run's first-write costs
-                               * (BTIO's shape, 9 ranks: its first write 10-15 ms, later ones 4-5) */
+                               * whose first write makes its node's set-up): a first write may carry
+                               * the run's first-write costs (BTIO's shape, 9 ranks: its first write
+                               * 10-15 ms, later ones 4-5); alone, it has two samples by the
+                               * library's first turn unless one was lost */
 void agx_flearn_init(agx_flearn *L, int p, int reads)
 {
     int m = agx_adapt_from_env();
