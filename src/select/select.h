@@ -269,7 +269,7 @@ typedef struct agx_learn {
     double t[AGX_LEARN_CANDS][AGX_LEARN_ROUNDS]; /* this rank's times in the phase, s */
     float ta[AGX_LEARN_CANDS * AGX_LEARN_ROUNDS]; /* and of the agreements it charges (adapt.c) */
     double mean[AGX_LEARN_CANDS]; /* the agreed times (the slowest rank's), s (the last phase each ran) */
-    double window_s;              /* this rank's time in the window's calls */
+    double window_s, cold_s;      /* this rank's time in the window's calls; its best first call but the first */
 } agx_learn;
 
 #define AGX_MAX_ALGS 24 /* rows of one table */
