@@ -139,6 +139,12 @@ static int far_slower(const agx_sel *sel, unsigned key, int idx)
     return near && near->mean[at] > AGX_LEARN_CARRY * near->mean[near->winner];
 }
 
+/* Whether the on-line choice may time alg at a's size (agx_alg.online_below). */
+static int below(const agx_alg *alg, const agx_args *a)
+{
+    return !alg->online_below || a->msg_bytes < alg->online_below;
+}
+
 /* The candidates for a's class: the default's choice, the table's on-line candidates
  * (else the algorithms of its later rules) that can run this call, native; native alone
  * for a pair (agx_learn_pair) and for a reduction whose bits depend on the order (floating
@@ -157,12 +163,13 @@ static void candidates(const agx_args *a, agx_learn *e, int chosen)
         return;
     for (int i = 0; t->online && t->online[i] && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_alg_find(a->op, a->kind, t->online[i]);
-        if (idx >= 0 && !has(a, e, idx) && !agx_alg_violation(&t->algs[idx], a, NULL))
+        if (idx >= 0 && !has(a, e, idx) && below(&t->algs[idx], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
     for (int i = 0; !t->online && i < t->nrules && e->ncand < AGX_LEARN_CANDS - 1; i++) {
         int idx = agx_rule_alg(a->op, a->kind, i);
-        if (idx >= 0 && !has(a, e, idx) && agx_rule_holds(&t->rules[i], a) && !agx_alg_violation(&t->algs[idx], a, NULL))
+        if (idx >= 0 && !has(a, e, idx) && below(&t->algs[idx], a) && agx_rule_holds(&t->rules[i], a) &&
+            !agx_alg_violation(&t->algs[idx], a, NULL))
             e->cand[e->ncand++] = (short)idx;
     }
     if (native >= 0 && !has(a, e, native) && !agx_alg_violation(&t->algs[native], a, NULL))

@@ -138,6 +138,7 @@ struct agx_alg {
     const char *same_on_two;    /* on 2 ranks it sends what this algorithm sends (one
                                  * exchange of the vector), or what one of "a|b|c" sends
                                  * (by regions and size): the on-line choice times one */
+    long long online_below;     /* the on-line choice times it under this many bytes only; 0: any */
 };
 
 /* A range of a selection quantity: lo <= x < end; end 0: no upper bound ({0, 0}: any).

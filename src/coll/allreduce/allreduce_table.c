@@ -39,6 +39,12 @@ static const char *exact(const agx_args *a, int *told)
  * the winner's time; 2.4 GB on 3 ranks: the kernel killed a rank, docs/RESULTS.md
  * "Results over 2 GiB"). The vector's bytes are alike on every rank. */
 #define RADIX_MAX_BYTES (1LL << 20)
+/* the on-line choice times it on vectors under 8 KiB only: from 4 KiB it ran 1.5-7x the
+ * best at 2, 4 and 8 ranks of this VM (27 launches a size), its first call at a new size
+ * took 0.7-7.9 ms there on 4 ranks (dissemination's 0.03-2.0), and simulated at 16 x 12
+ * it leads to 4 KiB only (docs/RESULTS.md, "dissemination_radix out of the window from
+ * 8 KiB") */
+#define RADIX_ONLINE_BELOW 8192
 static const char *radix_check(const agx_args *a, int *told)
 {
     const char *why = exact(a, told);
@@ -73,7 +79,7 @@ static const agx_alg intra[] = {
      .desc = "dissemination among nodes in radix k = ranks per node, partial windows in base k; short vectors",
      .cost = "about log_k(nodes) non-local rounds, each + one node-local round",
      .cite = "agx, extending SharedNotify Sec. III", .check = radix_check, .fallback = "recursive_doubling",
-     .same_on_two = "dissemination"},
+     .same_on_two = "dissemination", .online_below = RADIX_ONLINE_BELOW},
     {.name = "recursive_doubling", .fn = agx_allreduce_intra_recursive_doubling, .ops = AR, .plans = 1,
      .desc = "whole-vector exchanges at distances 1, 2, 4, ..; fold for any p",
      .cost = "log2(p2) (+2) rounds of n bytes", .cite = "Thakur05", .check = proven, .fallback = "native",
