@@ -140,8 +140,8 @@ static int decide(agx_args *a, agx_learn *e)
         /* native's at the first look: the better of its one call and its best of the class's
          * first calls (but the first); at the final's half: its best of 2. One call
          * descheduled on a busy node must not end the library's window. */
-        double cold = e->cold_s * skew(a, e->cand[e->run[k]], e->run[k], PH_SCREEN); /* as the window's clock */
-        if (lib && e->phase == PH_LOOK && cold > 0 && cold < v[0])
+        double cold = lib && e->phase == PH_LOOK ? e->cold_s * skew(a, e->cand[e->run[k]], e->run[k], PH_SCREEN) : 0;
+        if (cold > 0 && cold < v[0]) /* cold: as the window's clock reads */
             v[0] = cold;
         med[k] = e->phase > PH_FINAL || (e->phase == PH_FINAL && !lib) ? m : v[0];
     }

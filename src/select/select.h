@@ -135,9 +135,8 @@ struct agx_alg {
     int raw;                    /* inter: reads the user's buffers itself (no byte view) */
     int plans;                  /* runs one schedule (agx_run_flat / agx_run_locality), so
                                  * it can be a plan: persistent and non-blocking calls */
-    const char *same_on_two;    /* on 2 ranks it sends what this algorithm sends (one
-                                 * exchange of the vector), or what one of "a|b|c" sends
-                                 * (by regions and size): the on-line choice times one */
+    const char *same_on_two;    /* on 2 ranks it sends what this algorithm sends (one exchange of the
+                                 * vector), or what one of "a|b|c" sends (by regions and size): timed once */
     long long online_below;     /* the on-line choice times it under this many bytes only; 0: any */
 };
 
